@@ -1,0 +1,83 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "apphostd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "AppHost", targets: ["AppHost"]),
+        .library(name: "AppHostSystemd", targets: ["AppHostSystemd"]),
+        .library(name: "AppHostServices", targets: ["AppHostServices"]),
+        .executable(name: "apphostd", targets: ["apphostd"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+    ],
+    targets: [
+        // libsystemd: sd-daemon (sd_notify), sd-journal (sd_journal_sendv), sd-bus.
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        // What Glibc's Swift module lacks: signalfd, SIGRTMIN, malloc_trim, pthread_sigmask helpers.
+        .target(name: "CAppHostShims"),
+        // Linked into the daemon only: blocks the lifecycle signals before any thread exists.
+        .target(name: "CApphostdPrelude", dependencies: ["CAppHostShims"]),
+        .target(
+            name: "AppHost",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "AppHostSystemd",
+            dependencies: [
+                "AppHost",
+                "CSystemd",
+                "CAppHostShims",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "AppHostServices",
+            dependencies: [
+                "AppHost",
+                "AppHostSystemd",
+                "CSystemd",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+            ]
+        ),
+        .executableTarget(
+            name: "apphostd",
+            dependencies: [
+                "AppHost",
+                "AppHostSystemd",
+                "AppHostServices",
+                "CApphostdPrelude",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        .testTarget(
+            name: "AppHostTests",
+            dependencies: [
+                "AppHost",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(name: "AppHostSystemdTests", dependencies: ["AppHostSystemd", "CAppHostShims"]),
+        .testTarget(name: "AppHostServicesTests", dependencies: ["AppHostServices"]),
+        .testTarget(name: "ApphostdTests", dependencies: ["apphostd"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["apphostd"]),
+    ]
+)

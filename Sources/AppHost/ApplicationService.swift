@@ -1,0 +1,75 @@
+/// What a service tells the host after its configuration section changed on reload.
+public enum ConfigurationUpdate: Sendable, Hashable {
+    /// The service took the new settings live; it keeps running.
+    case applied
+    /// The host should terminate this instance and launch a new one built from the new settings.
+    case restartRequired
+}
+
+/// One pluggable concern of the application (logging, analytics, session lock, ...), told about
+/// the lifecycle the way `UIApplicationDelegate` is.
+///
+/// Every hook has a default that does nothing, so a service implements only what it needs. The
+/// host calls a service's hooks one at a time and in lifecycle order, each under a deadline;
+/// a hook that overruns is reported and the host moves on, and the service's next event waits
+/// until the overrunning hook returns. A non-launch hook that throws is reported in the log and
+/// the status; the service keeps receiving events.
+public protocol ApplicationService: Sendable {
+    /// First launch step. Return `false` or throw to refuse to launch.
+    ///
+    /// Result rule: a *required* service that refuses stops the launch: services launched before
+    /// it get `applicationWillTerminate` in reverse order and the launch fails naming this
+    /// service. An *optional* service that refuses is disabled and reported, and the launch goes
+    /// on. A refusal never keeps any other service from being asked.
+    func application(_ application: Application, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool
+
+    /// Second launch step, after `willFinishLaunching` of the same service succeeded.
+    ///
+    /// Result rule: as for `willFinishLaunching`; the service counts as launched only when both
+    /// steps returned `true`.
+    func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool
+
+    /// The application is active: launched, or back in the foreground.
+    func applicationDidBecomeActive(_ application: Application) async throws
+    /// The application is about to leave the active state (first half of going to background).
+    func applicationWillResignActive(_ application: Application) async throws
+    /// The application is in the background: flush, release, lock.
+    func applicationDidEnterBackground(_ application: Application) async throws
+    /// The application is about to return to the foreground.
+    func applicationWillEnterForeground(_ application: Application) async throws
+    /// The system wants memory back; the host trims its heap after every service was told.
+    func applicationDidReceiveMemoryWarning(_ application: Application, level: MemoryWarningLevel) async throws
+    /// The session is locking: wipe or stop using protected data.
+    func applicationProtectedDataWillBecomeUnavailable(_ application: Application) async throws
+    /// The session unlocked: protected data may be read again.
+    func applicationProtectedDataDidBecomeAvailable(_ application: Application) async throws
+    /// Last call before the service is dropped, at shutdown, on rollback or when a reload removes it.
+    func applicationWillTerminate(_ application: Application) async throws
+
+    /// The service's settings section changed on reload; `application.configuration` is the new
+    /// one. Return `.applied` to keep running, or `.restartRequired` (the default) to be
+    /// terminated and launched again with the new settings. Throwing counts as `.restartRequired`.
+    func application(_ application: Application, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate
+
+    /// Long-running work the service owns (timers, bus subscriptions). The host runs it beside the
+    /// lifecycle, from launch until the service terminates, and cancels it then. Only hosts that
+    /// `run()` (as a `Service` or in the daemon) start it.
+    func run(_ application: Application) async throws
+}
+
+extension ApplicationService {
+    public func application(_ application: Application, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool { true }
+    public func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool { true }
+    public func applicationDidBecomeActive(_ application: Application) async throws {}
+    public func applicationWillResignActive(_ application: Application) async throws {}
+    public func applicationDidEnterBackground(_ application: Application) async throws {}
+    public func applicationWillEnterForeground(_ application: Application) async throws {}
+    public func applicationDidReceiveMemoryWarning(_ application: Application, level: MemoryWarningLevel) async throws {}
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: Application) async throws {}
+    public func applicationProtectedDataDidBecomeAvailable(_ application: Application) async throws {}
+    public func applicationWillTerminate(_ application: Application) async throws {}
+    public func application(_ application: Application, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+        .restartRequired
+    }
+    public func run(_ application: Application) async throws {}
+}

@@ -1,0 +1,39 @@
+/// A configuration value as the config file gave it, independent of the file format.
+///
+/// The daemon turns YAML into these; services read them through `ServiceConfiguration`'s typed
+/// accessors, which turn a wrong type into a `ConfigurationError` naming the key.
+public indirect enum ConfigValue: Sendable, Hashable, CustomStringConvertible {
+    case null
+    case bool(Bool)
+    case int(Int)
+    case double(Double)
+    case string(String)
+    case array([ConfigValue])
+    case table([String: ConfigValue])
+
+    /// The type's name as an error message says it ("a string", "a list").
+    public var typeName: String {
+        switch self {
+        case .null: "nothing"
+        case .bool: "a boolean"
+        case .int: "an integer"
+        case .double: "a number"
+        case .string: "a string"
+        case .array: "a list"
+        case .table: "a mapping"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .null: "null"
+        case .bool(let value): String(value)
+        case .int(let value): String(value)
+        case .double(let value): String(value)
+        case .string(let value): "\"\(value)\""
+        case .array(let values): "[" + values.map(\.description).joined(separator: ", ") + "]"
+        case .table(let table):
+            "{" + table.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "}"
+        }
+    }
+}

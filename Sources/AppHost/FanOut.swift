@@ -1,0 +1,158 @@
+import Synchronization
+
+/// What one service's hook did during a fan-out.
+enum HookResult: Sendable, Equatable {
+    /// Returned; launch hooks carry their answer, other hooks `true`.
+    case returned(Bool)
+    /// Threw; the error as text.
+    case threw(String)
+    /// Still running when its deadline passed; the host moved on.
+    case overran(Duration)
+    /// Not called now: an earlier hook of the service still runs; the call is queued behind it.
+    case deferred
+    /// Not called: the service is disabled.
+    case skipped
+}
+
+/// One event delivered to a list of services, one after the other, each under its deadline.
+///
+/// Hooks run inline in a driver task. A monitor (a child of the caller) sleeps until the current
+/// hook's deadline; if the hook is still running then, the monitor records the overrun and starts
+/// a fresh driver at the next service, abandoning the stuck one. When the stuck hook finally
+/// returns, its driver runs whatever queued up for that service and ends. The fast path costs
+/// a lock and a clock read per hook, and one driver and one monitor per event.
+final class FanOut: Sendable {
+    typealias Hook = @Sendable (any ApplicationService, Application) async throws -> Bool
+
+    private struct State {
+        var driver = 0
+        var index = 0
+        var startedAt: ContinuousClock.Instant?
+        var results: [HookResult]
+        var isFinished = false
+        var continuation: CheckedContinuation<Void, Never>?
+    }
+
+    private let slots: [ServiceSlot]
+    private let deadlines: [Duration]
+    private let hook: Hook
+    private let state: Mutex<State>
+
+    init(slots: [ServiceSlot], deadline: (ServiceSlot) -> Duration, hook: @escaping Hook) {
+        self.slots = slots
+        self.deadlines = slots.map(deadline)
+        self.hook = hook
+        self.state = Mutex(State(results: Array(repeating: .skipped, count: slots.count)))
+    }
+
+    /// Delivers the event to every slot and returns one result per slot, in slot order.
+    func run() async -> [HookResult] {
+        guard !slots.isEmpty else { return [] }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.monitor() }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                state.withLock { $0.continuation = continuation }
+                // Unstructured on purpose: a hook may never return, and the host must be able to
+                // walk away from it, which it cannot do from a child task it has to await.
+                Task { await self.drive(driver: 0, from: 0) }
+            }
+            group.cancelAll()
+        }
+        return state.withLock { $0.results }
+    }
+
+    private func drive(driver: Int, from start: Int) async {
+        var index = start
+        while index < slots.count {
+            let slot = slots[index]
+            guard slot.isEnabled else {
+                guard record(.skipped, at: index, driver: driver) else { return }
+                index += 1
+                continue
+            }
+            let application = slot.application
+            let hook = self.hook
+            let claimed = slot.claimOrEnqueue {
+                _ = try? await hook(slot.service, application)
+            }
+            guard claimed else {
+                guard record(.deferred, at: index, driver: driver) else { return }
+                index += 1
+                continue
+            }
+            guard begin(index, driver: driver) else {
+                await slot.release()
+                return
+            }
+            let result: HookResult
+            do {
+                result = .returned(try await hook(slot.service, application))
+            } catch {
+                result = .threw(String(describing: error))
+            }
+            let stillDriving = record(result, at: index, driver: driver)
+            await slot.release()
+            guard stillDriving else { return }
+            index += 1
+        }
+        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard state.driver == driver, !state.isFinished else { return nil }
+            state.isFinished = true
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume()
+    }
+
+    private func begin(_ index: Int, driver: Int) -> Bool {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            guard state.driver == driver else { return false }
+            state.index = index
+            state.startedAt = now
+            return true
+        }
+    }
+
+    /// Stores a result; false when this driver was abandoned and must stop.
+    private func record(_ result: HookResult, at index: Int, driver: Int) -> Bool {
+        state.withLock { state in
+            guard state.driver == driver else { return false }
+            state.results[index] = result
+            state.index = index + 1
+            state.startedAt = nil
+            return true
+        }
+    }
+
+    private func monitor() async {
+        let clock = ContinuousClock()
+        while !Task.isCancelled {
+            let now = clock.now
+            enum Step { case finished, sleep(until: ContinuousClock.Instant), takeOver(driver: Int, from: Int) }
+            let step = state.withLock { state -> Step in
+                if state.isFinished { return .finished }
+                let index = min(state.index, slots.count - 1)
+                guard let startedAt = state.startedAt else {
+                    return .sleep(until: now + deadlines[index])
+                }
+                let deadline = startedAt + deadlines[state.index]
+                guard deadline <= now else { return .sleep(until: deadline) }
+                state.results[state.index] = .overran(deadlines[state.index])
+                state.driver += 1
+                state.index += 1
+                state.startedAt = nil
+                return .takeOver(driver: state.driver, from: state.index)
+            }
+            switch step {
+            case .finished:
+                return
+            case .sleep(let instant):
+                do { try await clock.sleep(until: instant) } catch { return }
+            case .takeOver(let driver, let index):
+                // Unstructured for the same reason as the first driver: it may get stuck too.
+                Task { await self.drive(driver: driver, from: index) }
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// What a service learns about this launch, the way an onboarding context carries its results.
+public struct LaunchOptions: Sendable, Hashable, Codable {
+    /// Whether this host instance ever ran before with this state directory.
+    public enum Kind: String, Sendable, Hashable, Codable {
+        case firstLaunch
+        case restore
+    }
+
+    /// How the previous run ended.
+    public enum PreviousExit: String, Sendable, Hashable, Codable {
+        /// There was no previous run.
+        case none
+        /// The previous run terminated its services and removed its running marker.
+        case clean
+        /// The previous run left its running marker behind: a crash, SIGKILL or power loss.
+        case unclean
+    }
+
+    /// First launch or restore.
+    public var kind: Kind
+    /// Launches so far, this one included (1 on the first launch).
+    public var launchCount: Int
+    /// A stable id for this installation, made on the first launch and kept.
+    public var installationID: UUID
+    /// How the previous run ended.
+    public var previousExit: PreviousExit
+    /// When this launch began.
+    public var launchDate: Date
+
+    /// Options with the given values.
+    public init(kind: Kind, launchCount: Int, installationID: UUID, previousExit: PreviousExit, launchDate: Date = Date()) {
+        self.kind = kind
+        self.launchCount = launchCount
+        self.installationID = installationID
+        self.previousExit = previousExit
+        self.launchDate = launchDate
+    }
+
+    /// True for a first launch.
+    public var isFirstLaunch: Bool { kind == .firstLaunch }
+    /// True when the previous run did not end cleanly.
+    public var previousRunEndedUncleanly: Bool { previousExit == .unclean }
+}

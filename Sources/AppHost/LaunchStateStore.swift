@@ -1,0 +1,63 @@
+import Foundation
+
+/// Keeps what launch options are made of in a state directory: `launch-state.json` (written
+/// atomically) and a `running` marker that exists from launch until a clean exit, so a marker
+/// found at launch means the previous run ended uncleanly.
+public struct LaunchStateStore: Sendable {
+    struct Record: Codable {
+        var installationID: UUID
+        var launchCount: Int
+        var lastLaunch: Date
+    }
+
+    /// The state directory.
+    public let directory: String
+
+    /// A store in `directory`, created on first use.
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    var recordPath: String { directory + "/launch-state.json" }
+    var markerPath: String { directory + "/running" }
+
+    /// Counts this launch, sets the running marker and returns the options for it.
+    public func beginLaunch(now: Date = Date()) throws -> LaunchOptions {
+        try AtomicFile.makeDirectory(directory)
+        let previous: Record?
+        if let bytes = try AtomicFile.read(recordPath) {
+            do {
+                let decoder = JSONDecoder()
+                decoder.dateDecodingStrategy = .iso8601
+                previous = try decoder.decode(Record.self, from: Data(bytes))
+            } catch {
+                throw ConfigurationError(file: recordPath, keyPath: "", message: "launch state is unreadable: \(error)", hint: "remove the file to start over as a first launch")
+            }
+        } else {
+            previous = nil
+        }
+        let markerFound = FileManager.default.fileExists(atPath: markerPath)
+        let record = Record(
+            installationID: previous?.installationID ?? UUID(),
+            launchCount: (previous?.launchCount ?? 0) + 1,
+            lastLaunch: now
+        )
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        try AtomicFile.write(Array(try encoder.encode(record)), to: recordPath)
+        try AtomicFile.write(Array("\(getpid())\n".utf8), to: markerPath)
+        return LaunchOptions(
+            kind: previous == nil ? .firstLaunch : .restore,
+            launchCount: record.launchCount,
+            installationID: record.installationID,
+            previousExit: previous == nil ? (markerFound ? .unclean : .none) : (markerFound ? .unclean : .clean),
+            launchDate: now
+        )
+    }
+
+    /// Records that this run ended cleanly by removing the running marker.
+    public func markCleanExit() throws {
+        try AtomicFile.remove(markerPath)
+    }
+}

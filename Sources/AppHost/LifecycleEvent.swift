@@ -1,0 +1,88 @@
+/// How hard the system asks for memory back.
+public enum MemoryWarningLevel: String, Sendable, Hashable, CaseIterable, Comparable, Codable {
+    /// Pressure is building: drop caches that are cheap to rebuild.
+    case warning
+    /// Pressure is severe or a trim was requested: release everything that can be released.
+    case critical
+
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        lhs == .warning && rhs == .critical
+    }
+}
+
+/// One hook call the host fans out to every service.
+public enum LifecycleEvent: Sendable, Hashable, CustomStringConvertible {
+    case willFinishLaunching
+    case didFinishLaunching
+    case didBecomeActive
+    case willResignActive
+    case didEnterBackground
+    case willEnterForeground
+    case didReceiveMemoryWarning(MemoryWarningLevel)
+    case protectedDataWillBecomeUnavailable
+    case protectedDataDidBecomeAvailable
+    case willTerminate
+    case didUpdateConfiguration
+
+    /// Which way the fan-out walks the services.
+    public enum Direction: Sendable, Hashable {
+        /// Registration order: the first service (the logger) is up first.
+        case up
+        /// Reverse registration order: the first service is down last.
+        case down
+    }
+
+    /// Going-up events run in registration order, going-down events in reverse.
+    public var direction: Direction {
+        switch self {
+        case .willFinishLaunching, .didFinishLaunching, .didBecomeActive, .willEnterForeground,
+            .didReceiveMemoryWarning, .protectedDataDidBecomeAvailable, .didUpdateConfiguration:
+            .up
+        case .willResignActive, .didEnterBackground, .protectedDataWillBecomeUnavailable, .willTerminate:
+            .down
+        }
+    }
+
+    /// The `ApplicationService` method this event calls, as logs and `STATUS=` name it.
+    public var hookName: String {
+        switch self {
+        case .willFinishLaunching: "applicationWillFinishLaunching"
+        case .didFinishLaunching: "applicationDidFinishLaunching"
+        case .didBecomeActive: "applicationDidBecomeActive"
+        case .willResignActive: "applicationWillResignActive"
+        case .didEnterBackground: "applicationDidEnterBackground"
+        case .willEnterForeground: "applicationWillEnterForeground"
+        case .didReceiveMemoryWarning: "applicationDidReceiveMemoryWarning"
+        case .protectedDataWillBecomeUnavailable: "applicationProtectedDataWillBecomeUnavailable"
+        case .protectedDataDidBecomeAvailable: "applicationProtectedDataDidBecomeAvailable"
+        case .willTerminate: "applicationWillTerminate"
+        case .didUpdateConfiguration: "applicationDidUpdateConfiguration"
+        }
+    }
+
+    /// A short stable name for logs and the environment of `exec` programs (`didEnterBackground`).
+    public var name: String {
+        switch self {
+        case .didReceiveMemoryWarning(let level): "didReceiveMemoryWarning.\(level.rawValue)"
+        default:
+            String(hookName.dropFirst("application".count)).lowercasingFirst
+        }
+    }
+
+    public var description: String { name }
+
+    /// Every event once, with both memory-warning levels; for config validation and docs.
+    public static let allNames: [String] = [
+        LifecycleEvent.willFinishLaunching, .didFinishLaunching, .didBecomeActive, .willResignActive,
+        .didEnterBackground, .willEnterForeground, .didReceiveMemoryWarning(.warning),
+        .didReceiveMemoryWarning(.critical), .protectedDataWillBecomeUnavailable,
+        .protectedDataDidBecomeAvailable, .willTerminate, .didUpdateConfiguration,
+    ].map(\.name)
+}
+
+extension String {
+    var lowercasingFirst: String {
+        guard let first else { return self }
+        return first.lowercased() + dropFirst()
+    }
+}

@@ -1,0 +1,58 @@
+import Synchronization
+
+/// Typed publish/subscribe between services, so that no service holds a reference to another.
+///
+/// `publish` never waits: each subscriber has its own unbounded buffer and receives the messages
+/// of its type in publication order, however slowly it reads.
+public final class MessageBus: Sendable {
+    private struct Subscriber: Sendable {
+        let deliver: @Sendable (any Sendable) -> Void
+    }
+
+    private struct Registry: Sendable {
+        var nextID = 0
+        var subscribers: [ObjectIdentifier: [Int: Subscriber]] = [:]
+    }
+
+    private let registry = Mutex(Registry())
+
+    /// An empty bus.
+    public init() {}
+
+    /// Sends `message` to every current subscriber of its exact type. Never blocks.
+    public func publish<Message: Sendable>(_ message: Message) {
+        let targets = registry.withLock { registry in
+            registry.subscribers[ObjectIdentifier(Message.self)].map { Array($0.values) } ?? []
+        }
+        for target in targets {
+            target.deliver(message)
+        }
+    }
+
+    /// The messages of type `Message` published from now on, in order. Ending the iteration
+    /// (or dropping the stream) unsubscribes.
+    public func subscribe<Message: Sendable>(to type: Message.Type = Message.self) -> AsyncStream<Message> {
+        let (stream, continuation) = AsyncStream<Message>.makeStream(bufferingPolicy: .unbounded)
+        let key = ObjectIdentifier(Message.self)
+        let id = registry.withLock { registry in
+            let id = registry.nextID
+            registry.nextID += 1
+            registry.subscribers[key, default: [:]][id] = Subscriber { message in
+                if let message = message as? Message { continuation.yield(message) }
+            }
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.registry.withLock { registry in
+                registry.subscribers[key]?[id] = nil
+                if registry.subscribers[key]?.isEmpty == true { registry.subscribers[key] = nil }
+            }
+        }
+        return stream
+    }
+
+    /// How many subscribers `Message` has now.
+    public func subscriberCount<Message: Sendable>(for type: Message.Type) -> Int {
+        registry.withLock { $0.subscribers[ObjectIdentifier(type)]?.count ?? 0 }
+    }
+}

@@ -1,0 +1,197 @@
+/// One service's settings section, with typed, strict accessors.
+///
+/// Every accessor names the key path (and file and line, when known) in the error it throws, so
+/// a service validates its section in its factory and the operator reads exactly what to fix.
+public struct ServiceConfiguration: Sendable, Hashable {
+    /// The settings, as given.
+    public let values: [String: ConfigValue]
+    /// The key path of this section in the file, such as `services[2].settings`.
+    public let keyPath: String
+    /// The file the section came from, if any.
+    public let file: String?
+    /// Lines of the keys below this section, by full key path.
+    public let lines: [String: Int]
+
+    /// A section with these settings.
+    public init(
+        _ values: [String: ConfigValue] = [:],
+        keyPath: String = "settings",
+        file: String? = nil,
+        lines: [String: Int] = [:]
+    ) {
+        self.values = values
+        self.keyPath = keyPath
+        self.file = file
+        self.lines = lines
+    }
+
+    /// An empty section.
+    public static let empty = ServiceConfiguration()
+
+    /// The full key path of `key` in this section.
+    public func path(of key: String) -> String {
+        keyPath.isEmpty ? key : "\(keyPath).\(key)"
+    }
+
+    /// An error about `key` (or the section itself when `key` is nil), located in the file.
+    public func error(_ key: String?, _ message: String, hint: String? = nil) -> ConfigurationError {
+        let path = key.map(path(of:)) ?? keyPath
+        return ConfigurationError(file: file, line: lines[path] ?? lines[keyPath], keyPath: path, message: message, hint: hint)
+    }
+
+    /// Refuses keys outside `allowed`, naming the valid ones; call it first in a factory.
+    public func requireOnlyKeys(_ allowed: some Collection<String>) throws(ConfigurationError) {
+        let allowedSet = Set(allowed)
+        for key in values.keys.sorted() where !allowedSet.contains(key) {
+            throw error(key, "unknown key", hint: "valid keys: \(allowed.sorted().joined(separator: ", "))")
+        }
+    }
+
+    /// A string, or nil when the key is absent.
+    public func string(_ key: String) throws(ConfigurationError) -> String? {
+        switch values[key] {
+        case nil, .null?: return nil
+        case .string(let value)?: return value
+        case let other?: throw error(key, "expected a string, found \(other.typeName)")
+        }
+    }
+
+    /// One of `choices`, or nil when absent.
+    public func choice(_ key: String, of choices: [String]) throws(ConfigurationError) -> String? {
+        guard let value = try string(key) else { return nil }
+        guard choices.contains(value) else {
+            throw error(key, "\"\(value)\" is not valid", hint: "expected one of \(choices.joined(separator: ", "))")
+        }
+        return value
+    }
+
+    /// A boolean, or nil when absent.
+    public func bool(_ key: String) throws(ConfigurationError) -> Bool? {
+        switch values[key] {
+        case nil, .null?: return nil
+        case .bool(let value)?: return value
+        case let other?: throw error(key, "expected true or false, found \(other.typeName)")
+        }
+    }
+
+    /// An integer within `range`, or nil when absent.
+    public func int(_ key: String, in range: ClosedRange<Int> = Int.min...Int.max) throws(ConfigurationError) -> Int? {
+        let value: Int
+        switch values[key] {
+        case nil, .null?: return nil
+        case .int(let int)?: value = int
+        case let other?: throw error(key, "expected an integer, found \(other.typeName)")
+        }
+        guard range.contains(value) else {
+            throw error(key, "\(value) is out of range", hint: "expected \(range.lowerBound)...\(range.upperBound)")
+        }
+        return value
+    }
+
+    /// A number (integer or decimal), or nil when absent.
+    public func double(_ key: String) throws(ConfigurationError) -> Double? {
+        switch values[key] {
+        case nil, .null?: return nil
+        case .int(let value)?: return Double(value)
+        case .double(let value)?: return value
+        case let other?: throw error(key, "expected a number, found \(other.typeName)")
+        }
+    }
+
+    /// A duration written `250ms`, `5s`, `2m` or `1h` (a bare number is seconds), or nil when absent.
+    public func duration(_ key: String) throws(ConfigurationError) -> Duration? {
+        switch values[key] {
+        case nil, .null?: return nil
+        case .int(let seconds)? where seconds >= 0: return .seconds(seconds)
+        case .double(let seconds)? where seconds >= 0: return .milliseconds(Int64(seconds * 1000))
+        case .string(let text)?:
+            guard let duration = Duration(configText: text) else {
+                throw error(key, "\"\(text)\" is not a duration", hint: "write it like 250ms, 5s, 2m or 1h")
+            }
+            return duration
+        case let other?:
+            throw error(key, "expected a duration, found \(other.typeName)", hint: "write it like 250ms, 5s, 2m or 1h")
+        }
+    }
+
+    /// A list of strings, or nil when absent.
+    public func strings(_ key: String) throws(ConfigurationError) -> [String]? {
+        switch values[key] {
+        case nil, .null?: return nil
+        case .array(let items)?:
+            var result: [String] = []
+            for (index, item) in items.enumerated() {
+                guard case .string(let text) = item else {
+                    throw error("\(key)[\(index)]", "expected a string, found \(item.typeName)")
+                }
+                result.append(text)
+            }
+            return result
+        case let other?: throw error(key, "expected a list of strings, found \(other.typeName)")
+        }
+    }
+
+    /// A nested mapping as its own section, or nil when absent.
+    public func section(_ key: String) throws(ConfigurationError) -> ServiceConfiguration? {
+        switch values[key] {
+        case nil, .null?: return nil
+        case .table(let table)?: return ServiceConfiguration(table, keyPath: path(of: key), file: file, lines: lines)
+        case let other?: throw error(key, "expected a mapping, found \(other.typeName)")
+        }
+    }
+
+    /// A list of mappings, each as its own section, or nil when absent.
+    public func sections(_ key: String) throws(ConfigurationError) -> [ServiceConfiguration]? {
+        switch values[key] {
+        case nil, .null?: return nil
+        case .array(let items)?:
+            var result: [ServiceConfiguration] = []
+            for (index, item) in items.enumerated() {
+                guard case .table(let table) = item else {
+                    throw error("\(key)[\(index)]", "expected a mapping, found \(item.typeName)")
+                }
+                result.append(ServiceConfiguration(table, keyPath: path(of: "\(key)[\(index)]"), file: file, lines: lines))
+            }
+            return result
+        case let other?: throw error(key, "expected a list, found \(other.typeName)")
+        }
+    }
+}
+
+extension Duration {
+    /// Parses `250ms`, `5s`, `1.5s`, `2m`, `1h` or a bare number of seconds.
+    public init?(configText text: String) {
+        let trimmed = text.trimmingSpaces
+        let units: [(String, Double)] = [("ms", 0.001), ("us", 0.000_001), ("s", 1), ("m", 60), ("h", 3600)]
+        var number = Substring(trimmed)
+        var scale = 1.0
+        for (suffix, factor) in units where trimmed.hasSuffix(suffix) {
+            number = trimmed.dropLast(suffix.count)
+            scale = factor
+            break
+        }
+        guard let value = Double(number.trimmingSpaces), value.isFinite, value >= 0 else { return nil }
+        self = .nanoseconds(Int64((value * scale * 1e9).rounded()))
+    }
+
+    /// The duration as a config file writes it: `250ms`, `5s`, `1.5s`.
+    public var configText: String {
+        let (seconds, attoseconds) = components
+        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        if milliseconds % 1000 == 0 { return "\(milliseconds / 1000)s" }
+        if milliseconds < 1000 { return "\(milliseconds)ms" }
+        return "\(Double(milliseconds) / 1000)s"
+    }
+
+    /// Whole microseconds, as systemd's `*_USEC=` fields want.
+    public var microseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+}
+
+extension StringProtocol {
+    var trimmingSpaces: String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}

@@ -1,0 +1,69 @@
+/// One entry of the host's service list: which service, under which name, how strict, and how
+/// to build it again (for a restart on reload).
+public struct ServiceDescriptor: Sendable {
+    /// The instance name, unique in the host (`logger`, `nightly-backup`).
+    public var name: String
+    /// The registry type it was built from; the name when not built from a registry.
+    public var type: String
+    /// A required service that fails to launch fails the whole launch; an optional one is disabled.
+    public var isRequired: Bool
+    /// The deadline of this service's lifecycle hooks; nil uses the host's default.
+    public var deadline: Duration?
+    /// The deadline of this service's launch hooks; nil uses the host's default.
+    public var launchDeadline: Duration?
+    /// The service's settings section.
+    public var configuration: ServiceConfiguration
+    /// Builds a fresh instance.
+    public var makeService: @Sendable () throws -> any ApplicationService
+
+    /// A descriptor that builds its service with `makeService`.
+    public init(
+        name: String,
+        type: String? = nil,
+        isRequired: Bool = true,
+        deadline: Duration? = nil,
+        launchDeadline: Duration? = nil,
+        configuration: ServiceConfiguration = .empty,
+        makeService: @escaping @Sendable () throws -> any ApplicationService
+    ) {
+        self.name = name
+        self.type = type ?? name
+        self.isRequired = isRequired
+        self.deadline = deadline
+        self.launchDeadline = launchDeadline
+        self.configuration = configuration
+        self.makeService = makeService
+    }
+
+    /// A descriptor around an instance you built yourself.
+    public init(
+        name: String,
+        isRequired: Bool = true,
+        deadline: Duration? = nil,
+        launchDeadline: Duration? = nil,
+        service: any ApplicationService
+    ) {
+        self.init(name: name, isRequired: isRequired, deadline: deadline, launchDeadline: launchDeadline) { service }
+    }
+
+    /// A descriptor for a registry type, built with the registry's factory.
+    public init(
+        name: String,
+        type: String,
+        isRequired: Bool,
+        deadline: Duration? = nil,
+        launchDeadline: Duration? = nil,
+        configuration: ServiceConfiguration,
+        registry: ServiceRegistry
+    ) {
+        self.init(name: name, type: type, isRequired: isRequired, deadline: deadline, launchDeadline: launchDeadline, configuration: configuration) {
+            try registry.makeService(type: type, configuration: configuration)
+        }
+    }
+
+    /// Whether a reload changes anything the running instance depends on.
+    func differs(from other: ServiceDescriptor) -> Bool {
+        type != other.type || isRequired != other.isRequired || deadline != other.deadline
+            || launchDeadline != other.launchDeadline || configuration.values != other.configuration.values
+    }
+}
