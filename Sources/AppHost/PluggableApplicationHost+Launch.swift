@@ -65,6 +65,7 @@ extension PluggableApplicationHost {
             runLoopRequests?.yield(.start(slot))
         }
         publishStatus()
+        observer.didLaunch(options, status)
         return options
     }
 

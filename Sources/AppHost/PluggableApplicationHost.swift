@@ -44,14 +44,18 @@ public actor PluggableApplicationHost {
         /// A launch or terminate step of one service finished and the next may take up to the
         /// given time; the daemon sends `EXTEND_TIMEOUT_USEC=`.
         public var didProgress: @Sendable (_ phase: ApplicationState, _ finished: String, _ next: Duration) -> Void
+        /// Launch completed and the host is active; the daemon sends `READY=1`.
+        public var didLaunch: @Sendable (LaunchOptions, HostStatus) -> Void
 
         /// An observer with the given callbacks.
         public init(
             statusDidChange: @escaping @Sendable (HostStatus) -> Void = { _ in },
-            didProgress: @escaping @Sendable (_ phase: ApplicationState, _ finished: String, _ next: Duration) -> Void = { _, _, _ in }
+            didProgress: @escaping @Sendable (_ phase: ApplicationState, _ finished: String, _ next: Duration) -> Void = { _, _, _ in },
+            didLaunch: @escaping @Sendable (LaunchOptions, HostStatus) -> Void = { _, _ in }
         ) {
             self.statusDidChange = statusDidChange
             self.didProgress = didProgress
+            self.didLaunch = didLaunch
         }
     }
 
@@ -183,6 +187,12 @@ public actor PluggableApplicationHost {
             self.publishStatus()
             return true
         }
+    }
+
+    /// Runs `body` on the serial path, after every request that arrived before it. The daemon
+    /// pings the watchdog this way, so a host stuck in a fan-out stops pinging.
+    public func onSerialPath(_ body: @Sendable () -> Void) async {
+        await serially { body() }
     }
 
     /// Terminates: `willTerminate` to every service in reverse order, then `notRunning`. Ends
