@@ -6,7 +6,11 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 int apphost_sigrtmin(void) { return SIGRTMIN; }
@@ -67,3 +71,49 @@ int apphost_sigqueue(pid_t pid, int signo, int value) {
 }
 
 int apphost_malloc_trim(void) { return malloc_trim(0); }
+
+int apphost_unblock_lifecycle_signals(void) {
+    sigset_t set;
+    apphost_lifecycle_signal_set(&set);
+    return pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+int apphost_signal_is_blocked(int signo) {
+    sigset_t current;
+    int rc = pthread_sigmask(SIG_BLOCK, NULL, &current);
+    if (rc != 0) return -rc;
+    int member = sigismember(&current, signo);
+    return member < 0 ? -errno : member;
+}
+
+pid_t apphost_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+
+int apphost_thread_sigqueue(pid_t tgid, pid_t tid, int signo, int value) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    info.si_signo = signo;
+    info.si_code = SI_QUEUE;
+    info.si_pid = getpid();
+    info.si_uid = getuid();
+    info.si_value.sival_int = value;
+    return syscall(SYS_rt_tgsigqueueinfo, tgid, tid, signo, &info) == 0 ? 0 : -errno;
+}
+
+int apphost_tgkill(pid_t tgid, pid_t tid, int signo) {
+    return syscall(SYS_tgkill, tgid, tid, signo) == 0 ? 0 : -errno;
+}
+
+int apphost_open_wake_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+
+void apphost_set_current_thread_name(const char *name) {
+    char shortened[16];
+    strncpy(shortened, name, sizeof shortened - 1);
+    shortened[sizeof shortened - 1] = '\0';
+    pthread_setname_np(pthread_self(), shortened);
+}
+
+long apphost_filesystem_type(int fd) {
+    struct statfs info;
+    if (fstatfs(fd, &info) != 0) return -errno;
+    return (long)info.f_type;
+}

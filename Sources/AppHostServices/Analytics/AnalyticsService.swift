@@ -1,14 +1,250 @@
 import AppHost
+import Foundation
+import Logging
+import Synchronization
 
-/// Placeholder: replaced by the real service.
-public struct AnalyticsService: ApplicationService {
+/// Usage analytics in the spirit of a usage broker: launches (first, after clean and unclean
+/// exits), foreground and background time, transitions, memory warnings by level, reloads and
+/// session locks, kept crash-safely in `<stateDirectory>/analytics`.
+///
+/// ```yaml
+/// - name: analytics
+///   settings:
+///     flush-interval: 60s     # flush pending events this often, only when there are some
+///     compact-after: 64KiB    # fold the event log into summary.json past this size
+/// ```
+///
+/// Events are counted in memory and flushed (one append, then fsync) on
+/// `applicationDidEnterBackground`, `applicationWillTerminate`, memory warnings, right after
+/// launch, and every `flush-interval` while something is pending; when idle it waits without
+/// waking up. `apphostd analytics` prints the report (`AnalyticsReport`).
+public final class AnalyticsService: ApplicationService {
     /// The config's `type` for this service.
     public static let typeName = "analytics"
     /// One line for `apphostd services`.
-    public static let summary = "(not built yet)"
+    public static let summary = "Usage analytics: launches, clean/unclean exits, foreground/background time, transitions, memory warnings; crash-safe log in the state directory"
+
+    /// How analytics persists.
+    public struct Settings: Sendable, Hashable {
+        /// How long pending events may wait in memory.
+        public var flushInterval: Duration
+        /// Log size in bytes after which it is folded into the summary.
+        public var compactAfter: Int
+    }
+
+    private enum Phase { case foreground, background }
+
+    private struct State {
+        var settings: Settings
+        var store: AnalyticsStore?
+        var phase: Phase?
+        var phaseStart = ContinuousClock.now
+        var reloads: AsyncStream<ConfigurationDidReload>?
+    }
+
+    private let state: Mutex<State>
+    /// Tells the flush timer that events are pending; it sleeps on this when there are none.
+    private let wakeups: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+
+    /// The settings in use now.
+    public var currentSettings: Settings { state.withLock { $0.settings } }
+
+    /// The totals so far, pending events included; nil before launch.
+    public var report: AnalyticsReport? { state.withLock { $0.store?.report } }
 
     /// Builds the service from its settings section.
     public init(configuration: ServiceConfiguration) throws(ConfigurationError) {
-        try configuration.requireOnlyKeys([])
+        state = Mutex(State(settings: try Self.parse(configuration)))
+        (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Validates a settings section strictly.
+    public static func parse(_ configuration: ServiceConfiguration) throws(ConfigurationError) -> Settings {
+        try configuration.requireOnlyKeys(["flush-interval", "compact-after"])
+        let interval = try configuration.duration("flush-interval") ?? .seconds(60)
+        guard interval >= .milliseconds(10) else {
+            throw configuration.error("flush-interval", "\(interval.configText) is too short", hint: "at least 10ms; 60s is a good default")
+        }
+        let compactAfter: Int
+        switch configuration.values["compact-after"] {
+        case nil, .null?: compactAfter = 64 * 1024
+        case .int(let bytes)? where bytes > 0: compactAfter = bytes
+        case .string(let text)?:
+            guard let bytes = parseSize(text) else {
+                throw configuration.error("compact-after", "\"\(text)\" is not a size", hint: "write it like 65536, 64KiB or 1MiB")
+            }
+            compactAfter = bytes
+        case let other?:
+            throw configuration.error("compact-after", "expected a size, found \(other.description)", hint: "write it like 65536, 64KiB or 1MiB")
+        }
+        return Settings(flushInterval: interval, compactAfter: compactAfter)
+    }
+
+    /// `4096`, `512B`, `64KiB`, `64K`, `1MiB`, `1M`, `1GiB`.
+    static func parseSize(_ text: String) -> Int? {
+        let units: [(String, Int)] = [("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30), ("B", 1)]
+        var number = Substring(text.trimmingCharacters(in: .whitespaces))
+        var scale = 1
+        for (suffix, factor) in units where number.hasSuffix(suffix) {
+            number = number.dropLast(suffix.count)
+            scale = factor
+            break
+        }
+        guard let value = Int(number.trimmingCharacters(in: .whitespaces)), value > 0 else { return nil }
+        let (bytes, overflow) = value.multipliedReportingOverflow(by: scale)
+        return overflow ? nil : bytes
+    }
+
+    // MARK: Hooks
+
+    public func application(_ application: Application, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+        guard let stateDirectory = application.stateDirectory else {
+            throw AnalyticsStore.Failure(path: "-", reason: "analytics needs a state directory (host.state-directory)")
+        }
+        let reloads = application.bus.subscribe(to: ConfigurationDidReload.self)
+        let (recovered, path) = try state.withLock { state throws(AnalyticsStore.Failure) in
+            // The store is created under the lock: only the lock's holder ever touches it.
+            let store = try AnalyticsStore(directory: AnalyticsReport.directory(stateDirectory: stateDirectory))
+            state.store = store
+            state.reloads = reloads
+            return (store.recoveredBytes, store.logPath)
+        }
+        if recovered > 0 {
+            application.logger.warning("analytics: dropped a torn or corrupt tail of \(recovered) bytes from \(path); earlier records kept", metadata: ["path": "\(path)"])
+        }
+        return true
+    }
+
+    public func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+        // The run loop flushes this right after launch, off the readiness path.
+        record(.launch, first: options.isFirstLaunch, previousExit: options.previousExit.rawValue)
+        return true
+    }
+
+    public func applicationDidBecomeActive(_ application: Application) async throws {
+        state.withLock { state in
+            closePhase(&state)
+            state.phase = .foreground
+            state.phaseStart = .now
+        }
+    }
+
+    public func applicationWillResignActive(_ application: Application) async throws {
+        state.withLock { closePhase(&$0) }
+    }
+
+    public func applicationDidEnterBackground(_ application: Application) async throws {
+        state.withLock { state in
+            closePhase(&state)
+            _ = state.store?.record(.background)
+            state.phase = .background
+            state.phaseStart = .now
+        }
+        try flush()
+    }
+
+    public func applicationWillEnterForeground(_ application: Application) async throws {
+        state.withLock { state in
+            closePhase(&state)
+            _ = state.store?.record(.foreground)
+        }
+    }
+
+    public func applicationDidReceiveMemoryWarning(_ application: Application, level: MemoryWarningLevel) async throws {
+        state.withLock { state in
+            _ = state.store?.record(.memoryWarning, level: level.rawValue)
+            // Bank the time so far, so a kill under pressure loses little of it.
+            let phase = state.phase
+            closePhase(&state)
+            state.phase = phase
+            state.phaseStart = .now
+        }
+        try flush()
+    }
+
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: Application) async throws {
+        record(.sessionLock)
+    }
+
+    public func applicationWillTerminate(_ application: Application) async throws {
+        let didLaunch = state.withLock { state -> Bool in
+            closePhase(&state)
+            guard let store = state.store else { return false }
+            // Rollback or removal by a reload is not a termination of the application.
+            if application.state == .terminating { _ = store.record(.terminate) }
+            return true
+        }
+        guard didLaunch else { return }
+        try flush()
+        wake.finish()
+    }
+
+    public func application(_ application: Application, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+        let settings = try Self.parse(configuration)
+        state.withLock { $0.settings = settings }
+        return .applied
+    }
+
+    public func run(_ application: Application) async throws {
+        let reloads = state.withLock { state -> AsyncStream<ConfigurationDidReload>? in
+            defer { state.reloads = nil }
+            return state.reloads
+        }
+        await withDiscardingTaskGroup { group in
+            if let reloads {
+                group.addTask {
+                    for await _ in reloads { self.record(.reload) }
+                }
+            }
+            group.addTask { await self.flushPeriodically(logger: application.logger) }
+        }
+    }
+
+    // MARK: Recording and flushing
+
+    private func record(_ kind: AnalyticsEvent.Kind, first: Bool? = nil, previousExit: String? = nil, level: String? = nil) {
+        let startTimer = state.withLock { state in
+            state.store?.record(kind, first: first, previousExit: previousExit, level: level) ?? false
+        }
+        if startTimer { wake.yield() }
+    }
+
+    /// Turns the time since the phase began into a time event and ends the phase.
+    private func closePhase(_ state: inout State) {
+        guard let phase = state.phase else { return }
+        let seconds = Double((ContinuousClock.now - state.phaseStart).microseconds) / 1_000_000
+        _ = state.store?.record(phase == .foreground ? .foregroundTime : .backgroundTime, seconds: seconds)
+        state.phase = nil
+    }
+
+    /// Writes pending events with fsync; nothing to do when none are pending.
+    public func flush() throws {
+        _ = try state.withLock { state in
+            try state.store?.flush(compactAfter: state.settings.compactAfter)
+        }
+    }
+
+    /// Flushes what launch recorded, then sleeps until an event is pending, waits one interval
+    /// and flushes; an idle service never wakes up.
+    private func flushPeriodically(logger: Logger) async {
+        flushLogging(logger)
+        for await _ in wakeups {
+            let interval = currentSettings.flushInterval
+            do {
+                try await Task.sleep(for: interval)
+            } catch {
+                return
+            }
+            flushLogging(logger)
+        }
+    }
+
+    private func flushLogging(_ logger: Logger) {
+        do {
+            try flush()
+        } catch {
+            logger.error("analytics flush failed: \(error)")
+        }
     }
 }

@@ -1,14 +1,229 @@
 import AppHost
+import Foundation
+import Logging
+import Synchronization
 
-/// Placeholder: replaced by the real service.
-public struct LoggerService: ApplicationService {
+/// The audit trail of the lifecycle: one structured log record per event the host fans out,
+/// with the states before and after, how long the fan-out took and who overran or failed.
+///
+/// ```yaml
+/// - name: logger
+///   settings:
+///     level: info                                  # records are written at this level;
+///                                                  # overruns and failures at warning or above
+///     events: [didEnterBackground, willTerminate]  # default: every event
+/// ```
+///
+/// Records come from the bus (`LifecycleEventRecord`), so they cover every service's hooks.
+/// The `willTerminate` record is written by this service's own `applicationWillTerminate`:
+/// the host publishes that record only after every service was terminated. Reload applies
+/// `level` and `events` live.
+public final class LoggerService: ApplicationService {
     /// The config's `type` for this service.
     public static let typeName = "logger"
     /// One line for `apphostd services`.
-    public static let summary = "(not built yet)"
+    public static let summary = "Audit trail: one structured log record per lifecycle event (states, duration, overruns, failures)"
+
+    /// What the logger writes.
+    public struct Settings: Sendable, Hashable {
+        /// The level records are written at; records with overruns or failures use at least `warning`.
+        public var level: Logger.Level
+        /// Event names to record; nil records every event.
+        public var events: Set<String>?
+
+        /// Whether records of `event` are written.
+        public func records(_ event: LifecycleEvent) -> Bool {
+            guard let events else { return true }
+            if events.contains(event.name) { return true }
+            if case .didReceiveMemoryWarning = event { return events.contains("didReceiveMemoryWarning") }
+            return false
+        }
+    }
+
+    /// Event names `events` may list.
+    static let eventNames = LifecycleEvent.allNames + ["didReceiveMemoryWarning"]
+    /// How long `applicationWillTerminate` waits for earlier records to be written.
+    static let drainTimeout: Duration = .seconds(1)
+
+    private struct State {
+        var settings: Settings
+        var subscription: AsyncStream<LifecycleEventRecord>?
+        var isConsuming = false
+        /// Records the host has published for events this service saw (it sees every event
+        /// before its record is published).
+        var expected = 0
+        var written = 0
+        var lastServiceCount = 0
+        var hasTerminated = false
+        var nextWaiter = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let state: Mutex<State>
+
+    /// The settings in use now.
+    public var currentSettings: Settings { state.withLock { $0.settings } }
 
     /// Builds the service from its settings section.
     public init(configuration: ServiceConfiguration) throws(ConfigurationError) {
-        try configuration.requireOnlyKeys([])
+        state = Mutex(State(settings: try Self.parse(configuration)))
+    }
+
+    /// Validates a settings section strictly.
+    public static func parse(_ configuration: ServiceConfiguration) throws(ConfigurationError) -> Settings {
+        try configuration.requireOnlyKeys(["level", "events"])
+        let levels = Logger.Level.allCases.map(\.rawValue)
+        let level = try configuration.choice("level", of: levels).flatMap(Logger.Level.init(rawValue:)) ?? .info
+        var events: Set<String>?
+        if let names = try configuration.strings("events") {
+            for (index, name) in names.enumerated() where !eventNames.contains(name) {
+                throw configuration.error("events[\(index)]", "unknown event \"\(name)\"", hint: "expected one of \(eventNames.joined(separator: ", "))")
+            }
+            events = Set(names)
+        }
+        return Settings(level: level, events: events)
+    }
+
+    // MARK: Hooks
+
+    public func application(_ application: Application, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+        // Subscribe before any record of this run is published; `run` consumes it.
+        let stream = application.bus.subscribe(to: LifecycleEventRecord.self)
+        state.withLock { $0.subscription = stream }
+        return true
+    }
+
+    public func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+        // The host publishes one launch record for the whole launch, not for services added on reload.
+        if application.state == .launching { expectRecord() }
+        return true
+    }
+
+    public func applicationDidBecomeActive(_ application: Application) async throws { expectRecord() }
+    public func applicationWillResignActive(_ application: Application) async throws { expectRecord() }
+    public func applicationDidEnterBackground(_ application: Application) async throws { expectRecord() }
+    public func applicationWillEnterForeground(_ application: Application) async throws { expectRecord() }
+    public func applicationDidReceiveMemoryWarning(_ application: Application, level: MemoryWarningLevel) async throws { expectRecord() }
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: Application) async throws { expectRecord() }
+    public func applicationProtectedDataDidBecomeAvailable(_ application: Application) async throws { expectRecord() }
+
+    public func applicationWillTerminate(_ application: Application) async throws {
+        await waitUntilWritten()
+        let (settings, serviceCount) = state.withLock { state in
+            state.hasTerminated = true
+            return (state.settings, state.lastServiceCount)
+        }
+        guard application.state == .terminating else {
+            application.logger.log(level: settings.level, "audit trail ends: \(application.serviceName) was removed by a reload")
+            return
+        }
+        guard settings.records(.willTerminate) else { return }
+        application.logger.log(
+            level: settings.level,
+            "willTerminate: \(application.state) → notRunning (\(Self.services(serviceCount)))",
+            metadata: [
+                "event": "willTerminate", "from_state": "\(application.state)", "to_state": "notRunning",
+                "service_count": "\(serviceCount)",
+            ]
+        )
+    }
+
+    public func application(_ application: Application, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+        let settings = try Self.parse(configuration)
+        state.withLock { $0.settings = settings }
+        return .applied
+    }
+
+    public func run(_ application: Application) async throws {
+        guard let stream = state.withLock({ state -> AsyncStream<LifecycleEventRecord>? in
+            state.isConsuming = true
+            defer { state.subscription = nil }
+            return state.subscription
+        }) else { return }
+        defer { state.withLock { $0.isConsuming = false } }
+        for await record in stream {
+            let (settings, skip) = state.withLock { state in
+                state.lastServiceCount = record.serviceCount
+                return (state.settings, record.event == .willTerminate && state.hasTerminated)
+            }
+            if !skip, settings.records(record.event) {
+                Self.write(record, at: settings.level, to: application.logger)
+            }
+            if record.event != .willTerminate { recordWritten() }
+        }
+    }
+
+    // MARK: Writing
+
+    /// Logs one record: message for people, metadata for `journalctl -o json` and filters.
+    static func write(_ record: LifecycleEventRecord, at level: Logger.Level, to logger: Logger) {
+        let overran = record.overruns.map(\.service)
+        let failed = record.failures.keys.sorted()
+        let milliseconds = Double(record.duration.microseconds) / 1000
+        var message = "\(record.event.name): \(record.from) → \(record.to) in \(String(format: "%.2f", milliseconds)) ms (\(services(record.serviceCount)))"
+        var metadata: Logger.Metadata = [
+            "event": "\(record.event.name)", "from_state": "\(record.from)", "to_state": "\(record.to)",
+            "duration_us": "\(record.duration.microseconds)", "service_count": "\(record.serviceCount)",
+        ]
+        if !overran.isEmpty {
+            message += "; overran: " + record.overruns.map { "\($0.service) (\($0.deadline.configText))" }.joined(separator: ", ")
+            metadata["overran"] = .string(overran.joined(separator: ","))
+        }
+        if !failed.isEmpty {
+            message += "; failed: " + failed.map { "\($0) (\(record.failures[$0] ?? ""))" }.joined(separator: ", ")
+            metadata["failed"] = .string(failed.joined(separator: ","))
+        }
+        let effective = overran.isEmpty && failed.isEmpty ? level : max(level, .warning)
+        logger.log(level: effective, "\(message)", metadata: metadata)
+    }
+
+    static func services(_ count: Int) -> String {
+        count == 1 ? "1 service" : "\(count) services"
+    }
+
+    // MARK: Draining before terminate
+
+    private func expectRecord() {
+        state.withLock { $0.expected += 1 }
+    }
+
+    private func recordWritten() {
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.written += 1
+            guard state.written >= state.expected else { return [] }
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in ready { waiter.resume() }
+    }
+
+    /// Waits (bounded) until `run` wrote every record published so far, so the audit trail is
+    /// complete before the terminate record. Returns at once when no run loop consumes records.
+    private func waitUntilWritten() async {
+        let id = state.withLock { state -> Int? in
+            guard state.isConsuming, state.written < state.expected else { return nil }
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        guard let id else { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let done = self.state.withLock { state in
+                        if state.written >= state.expected || !state.isConsuming { return true }
+                        state.waiters[id] = continuation
+                        return false
+                    }
+                    if done { continuation.resume() }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: Self.drainTimeout)
+                let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
+                waiter?.resume()
+            }
+            await group.next()
+            group.cancelAll()
+        }
     }
 }

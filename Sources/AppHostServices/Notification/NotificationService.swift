@@ -1,14 +1,192 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import AppHost
+import Logging
+import Synchronization
 
-/// Placeholder: replaced by the real service.
-public struct NotificationService: ApplicationService {
+/// Local notifications about the lifecycle events and bus messages the config chooses, to the
+/// journal and to the desktop (freedesktop notifications over the session bus).
+///
+/// Everything is sent from `run(_:)`, never from a hook, so a slow or broken sink cannot hold up
+/// the host. Identical notifications within the coalescing window are sent once (and a summary
+/// with the count when the window closes); while the session is locked, title and body are
+/// replaced by "1 new notification", as a lock screen does. A sink that fails is reported once
+/// and retried with exponential backoff (1s, 2s, 4s ... 60s).
+///
+/// ```yaml
+/// settings:
+///   on: [didEnterBackground, didReceiveMemoryWarning.critical, reloadFailed, overran]
+///   sinks: [journal, desktop]   # default [journal]
+///   coalesce-window: 10s
+///   app-name: apphostd
+/// ```
+public final class NotificationService: ApplicationService {
     /// The config's `type` for this service.
     public static let typeName = "notification"
     /// One line for `apphostd services`.
-    public static let summary = "(not built yet)"
+    public static let summary = "notifies the journal and the desktop (D-Bus) about chosen events; redacted while locked"
+
+    struct Subscriptions: Sendable {
+        let records: AsyncStream<LifecycleEventRecord>
+        let reloadFailures: AsyncStream<ConfigurationReloadDidFail>
+        let lockChanges: AsyncStream<SessionLockDidChange>
+    }
+
+    /// Which events notify.
+    let triggers: Set<NotificationTrigger>
+    /// Sink names, in order (`journal`, `desktop`).
+    let sinkNames: [String]
+    /// Identical notifications within this window are sent once.
+    let coalesceWindow: Duration
+    /// The application's name on the desktop and in redacted notifications.
+    let appName: String
+    /// Longest wait between retries of a failing sink.
+    let maximumBackoff: Duration
+    private let environment: [String: String]?
+    private let subscriptions = Mutex<Subscriptions?>(nil)
+    /// The service's own view of the lock, from lock messages and protected-data hooks; nil
+    /// until it heard of one (then the host's `isSessionLocked` answers).
+    private let lockView = Mutex<Bool?>(nil)
 
     /// Builds the service from its settings section.
-    public init(configuration: ServiceConfiguration) throws(ConfigurationError) {
-        try configuration.requireOnlyKeys([])
+    public convenience init(configuration: ServiceConfiguration) throws(ConfigurationError) {
+        try self.init(configuration: configuration, environment: nil)
+    }
+
+    /// Builds the service with `environment` instead of the process environment (for tests).
+    init(configuration: ServiceConfiguration, environment: [String: String]?, maximumBackoff: Duration = .seconds(60)) throws(ConfigurationError) {
+        try configuration.requireOnlyKeys(["on", "sinks", "coalesce-window", "app-name"])
+        var triggers: Set<NotificationTrigger> = []
+        let names = try configuration.strings("on") ?? NotificationTrigger.defaultNames
+        for (index, name) in names.enumerated() {
+            guard let parsed = NotificationTrigger.parse(name) else {
+                throw configuration.error("on[\(index)]", "unknown event \"\(name)\"", hint: "valid: \(NotificationTrigger.validNames.joined(separator: ", "))")
+            }
+            triggers.formUnion(parsed)
+        }
+        let sinks = try configuration.strings("sinks") ?? ["journal"]
+        guard !sinks.isEmpty else {
+            throw configuration.error("sinks", "no sink given", hint: "use journal, desktop or both")
+        }
+        for (index, sink) in sinks.enumerated() {
+            guard ["journal", "desktop"].contains(sink) else {
+                throw configuration.error("sinks[\(index)]", "unknown sink \"\(sink)\"", hint: "valid: journal, desktop")
+            }
+            guard sinks.firstIndex(of: sink) == index else {
+                throw configuration.error("sinks[\(index)]", "\"\(sink)\" is listed twice")
+            }
+        }
+        let appName = try configuration.string("app-name") ?? "apphostd"
+        guard !appName.isEmpty else {
+            throw configuration.error("app-name", "must not be empty", hint: "for example apphostd")
+        }
+        self.triggers = triggers
+        self.sinkNames = sinks
+        self.coalesceWindow = try configuration.duration("coalesce-window") ?? .seconds(10)
+        self.appName = appName
+        self.maximumBackoff = maximumBackoff
+        self.environment = environment
+    }
+
+    // MARK: Hooks
+
+    public func application(_ application: Application, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+        // Subscribe now so that nothing published between launch and `run` is missed.
+        let bus = application.bus
+        subscriptions.withLock { subscriptions in
+            subscriptions = subscriptions ?? Subscriptions(
+                records: bus.subscribe(to: LifecycleEventRecord.self),
+                reloadFailures: bus.subscribe(to: ConfigurationReloadDidFail.self),
+                lockChanges: bus.subscribe(to: SessionLockDidChange.self)
+            )
+        }
+        return true
+    }
+
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: Application) async throws {
+        lockView.withLock { $0 = true }
+    }
+
+    public func applicationProtectedDataDidBecomeAvailable(_ application: Application) async throws {
+        lockView.withLock { $0 = false }
+    }
+
+    // MARK: Run loop
+
+    enum Input: Sendable {
+        case record(LifecycleEventRecord)
+        case reloadFailed(ConfigurationReloadDidFail)
+        case lockChanged(SessionLockDidChange)
+        case windowClosed(String)
+        case retry(sink: Int)
+    }
+
+    /// Turns bus messages into notifications and delivers them, one at a time.
+    public func run(_ application: Application) async throws {
+        let bus = application.bus
+        let subscriptions = self.subscriptions.withLock { current in
+            defer { current = nil }
+            return current
+        } ?? Subscriptions(
+            records: bus.subscribe(to: LifecycleEventRecord.self),
+            reloadFailures: bus.subscribe(to: ConfigurationReloadDidFail.self),
+            lockChanges: bus.subscribe(to: SessionLockDidChange.self)
+        )
+        let (inputs, inputSink) = AsyncStream<Input>.makeStream(bufferingPolicy: .unbounded)
+        var outbox = NotificationOutbox(sinks: makeSinks(application), window: coalesceWindow, maximumBackoff: maximumBackoff, appName: appName, logger: application.logger)
+        await withDiscardingTaskGroup { group in
+            group.addTask { for await record in subscriptions.records { inputSink.yield(.record(record)) } }
+            group.addTask { for await failure in subscriptions.reloadFailures { inputSink.yield(.reloadFailed(failure)) } }
+            group.addTask { for await change in subscriptions.lockChanges { inputSink.yield(.lockChanged(change)) } }
+            for await input in inputs {
+                switch input {
+                case .record(let record):
+                    for notification in LocalNotification.from(record, triggers: triggers, appName: appName) {
+                        await outbox.submit(notification, locked: isLocked(application))
+                    }
+                case .reloadFailed(let failure):
+                    guard triggers.contains(.reloadFailed) else { continue }
+                    await outbox.submit(.from(failure), locked: isLocked(application))
+                case .lockChanged(let change):
+                    lockView.withLock { $0 = change.isLocked }
+                    guard triggers.contains(change.isLocked ? .sessionLocked : .sessionUnlocked) else { continue }
+                    await outbox.submit(.from(change, appName: appName), locked: change.isLocked)
+                case .windowClosed(let key):
+                    await outbox.closeWindow(key, locked: isLocked(application))
+                case .retry(let sink):
+                    await outbox.retry(sink)
+                }
+                for (delay, input) in outbox.takeTimers() {
+                    group.addTask {
+                        do {
+                            try await Task.sleep(for: delay)
+                            inputSink.yield(input)
+                        } catch {}
+                    }
+                }
+            }
+            group.cancelAll()
+        }
+    }
+
+    private func isLocked(_ application: Application) -> Bool {
+        lockView.withLock { $0 } ?? application.isSessionLocked
+    }
+
+    private func makeSinks(_ application: Application) -> [any NotificationSink] {
+        sinkNames.map { name -> any NotificationSink in
+            switch name {
+            case "desktop":
+                DesktopNotificationSink(address: DesktopNotificationSink.sessionBusAddress(environment: lookUp), appName: appName)
+            default:
+                JournalNotificationSink(logger: application.logger)
+            }
+        }
+    }
+
+    private func lookUp(_ name: String) -> String? {
+        if let environment { return environment[name] }
+        return getenv(name).map { String(cString: $0) }
     }
 }

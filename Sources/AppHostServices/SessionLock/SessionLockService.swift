@@ -1,14 +1,213 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import AppHost
+import Logging
+import Synchronization
 
-/// Placeholder: replaced by the real service.
-public struct SessionLockService: ApplicationService {
+/// Locks the session when the application goes to the background and unlocks it when it comes
+/// back, like a phone's lock screen.
+///
+/// Locking wipes the in-memory secret and publishes `SessionLockDidChange`, which the host turns
+/// into `applicationProtectedDataWillBecomeUnavailable`; unlocking re-reads the secret first and
+/// stays locked (saying why in the log) when it cannot. The work happens in `run(_:)`, so hooks
+/// return at once and the grace timer never holds up the host.
+///
+/// ```yaml
+/// settings:
+///   grace-period: 0s            # lock this long after entering background
+///   credential: session-secret  # $CREDENTIALS_DIRECTORY/session-secret (LoadCredential=)
+///   secret-file: /etc/apphostd/session-secret  # or this file; not both
+/// ```
+public final class SessionLockService: ApplicationService {
     /// The config's `type` for this service.
     public static let typeName = "session-lock"
     /// One line for `apphostd services`.
-    public static let summary = "(not built yet)"
+    public static let summary = "locks the session in the background (after a grace period), wipes the secret, drives protected-data events"
+
+    enum Request: Sendable {
+        case background
+        case foreground
+        case graceElapsed(generation: Int)
+    }
+
+    private struct State {
+        var secret: SessionSecret?
+        var isLocked = false
+        var problem: String?
+    }
+
+    /// How long after entering the background the session locks.
+    let gracePeriod: Duration
+    /// Where the secret comes from.
+    let source: SecretSource
+    private let environment: [String: String]?
+    private let state = Mutex(State())
+    private let requests: AsyncStream<Request>
+    private let requestSink: AsyncStream<Request>.Continuation
 
     /// Builds the service from its settings section.
-    public init(configuration: ServiceConfiguration) throws(ConfigurationError) {
-        try configuration.requireOnlyKeys([])
+    public convenience init(configuration: ServiceConfiguration) throws(ConfigurationError) {
+        try self.init(configuration: configuration, environment: nil)
+    }
+
+    /// Builds the service with `environment` instead of the process environment (for tests).
+    init(configuration: ServiceConfiguration, environment: [String: String]?) throws(ConfigurationError) {
+        try configuration.requireOnlyKeys(["grace-period", "credential", "secret-file"])
+        gracePeriod = try configuration.duration("grace-period") ?? .zero
+        let credential = try configuration.string("credential")
+        let file = try configuration.string("secret-file")
+        switch (credential, file) {
+        case (_?, _?):
+            throw configuration.error("secret-file", "credential and secret-file are both set", hint: "keep exactly one of them")
+        case (let name?, nil):
+            guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
+                throw configuration.error("credential", "\"\(name)\" is not a credential name", hint: "the NAME of LoadCredential=NAME:PATH, without slashes")
+            }
+            source = .credential(name)
+        case (nil, let path?):
+            guard path.hasPrefix("/") else {
+                throw configuration.error("secret-file", "\"\(path)\" is not an absolute path", hint: "write it like /etc/apphostd/session-secret")
+            }
+            source = .file(path)
+        case (nil, nil):
+            source = .none
+        }
+        self.environment = environment
+        (requests, requestSink) = AsyncStream<Request>.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// True while the service holds the secret in memory (for tests: false after a lock).
+    var hasSecret: Bool {
+        state.withLock { $0.secret?.count ?? 0 > 0 }
+    }
+
+    /// True while the service considers the session locked.
+    var isLocked: Bool {
+        state.withLock { $0.isLocked }
+    }
+
+    // MARK: Hooks
+
+    public func application(_ application: Application, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+        do {
+            let secret = try source.load(environment: lookUp)
+            state.withLock { $0.secret = secret }
+        } catch {
+            state.withLock { state in
+                state.isLocked = true
+                state.problem = error.description
+            }
+            application.logger.error("session starts locked: the secret \(error)", metadata: ["secret": "\(error.path)"])
+        }
+        return true
+    }
+
+    public func applicationDidEnterBackground(_ application: Application) async throws {
+        requestSink.yield(.background)
+    }
+
+    public func applicationWillEnterForeground(_ application: Application) async throws {
+        requestSink.yield(.foreground)
+    }
+
+    public func applicationWillTerminate(_ application: Application) async throws {
+        let secret = state.withLock { state -> SessionSecret? in
+            defer { state.secret = nil }
+            return state.secret
+        }
+        secret?.wipe()
+    }
+
+    /// Applies lock requests in order and runs the grace timer.
+    public func run(_ application: Application) async throws {
+        if let problem = state.withLock({ $0.isLocked ? $0.problem : nil }) {
+            application.bus.publish(SessionLockDidChange(isLocked: true, reason: "secret unavailable: \(problem)"))
+            publishStatus(application, pending: false)
+        }
+        let requestSink = self.requestSink
+        let gracePeriod = self.gracePeriod
+        await withDiscardingTaskGroup { timers in
+            var generation = 0
+            var isLockPending = false
+            for await request in requests {
+                switch request {
+                case .background:
+                    generation += 1
+                    if gracePeriod <= .zero {
+                        lock(application, reason: "entered background")
+                    } else if !isLocked {
+                        isLockPending = true
+                        let scheduled = generation
+                        timers.addTask {
+                            do {
+                                try await Task.sleep(for: gracePeriod)
+                                requestSink.yield(.graceElapsed(generation: scheduled))
+                            } catch {}
+                        }
+                        application.logger.debug("session locks in \(gracePeriod.configText) unless the application returns")
+                        publishStatus(application, pending: true)
+                    }
+                case .graceElapsed(let scheduled):
+                    guard scheduled == generation, isLockPending else { continue }
+                    isLockPending = false
+                    lock(application, reason: "entered background \(gracePeriod.configText) ago")
+                case .foreground:
+                    generation += 1
+                    timers.cancelAll()
+                    if isLockPending {
+                        isLockPending = false
+                        application.logger.debug("returned within the grace period; lock cancelled")
+                        publishStatus(application, pending: false)
+                    }
+                    unlock(application)
+                }
+            }
+            timers.cancelAll()
+        }
+    }
+
+    // MARK: Lock and unlock
+
+    private func lock(_ application: Application, reason: String) {
+        let outcome = state.withLock { state -> (changed: Bool, secret: SessionSecret?) in
+            guard !state.isLocked else { return (false, nil) }
+            state.isLocked = true
+            defer { state.secret = nil }
+            return (true, state.secret)
+        }
+        outcome.secret?.wipe()
+        guard outcome.changed else { return }
+        application.logger.info("session locked: \(reason)")
+        application.bus.publish(SessionLockDidChange(isLocked: true, reason: reason))
+        publishStatus(application, pending: false)
+    }
+
+    private func unlock(_ application: Application) {
+        guard isLocked else { return }
+        do {
+            let secret = try source.load(environment: lookUp)
+            state.withLock { state in
+                state.secret = secret
+                state.isLocked = false
+                state.problem = nil
+            }
+            application.logger.info("session unlocked: entered foreground")
+            application.bus.publish(SessionLockDidChange(isLocked: false, reason: "entered foreground"))
+        } catch {
+            state.withLock { $0.problem = error.description }
+            application.logger.error("session stays locked: the secret \(error)", metadata: ["secret": "\(error.path)"])
+        }
+        publishStatus(application, pending: false)
+    }
+
+    private func publishStatus(_ application: Application, pending: Bool) {
+        let snapshot = state.withLock { (isLocked: $0.isLocked, problem: $0.problem) }
+        application.bus.publish(SessionLockStatus(isLocked: snapshot.isLocked, isLockPending: pending, problem: snapshot.problem))
+    }
+
+    private func lookUp(_ name: String) -> String? {
+        if let environment { return environment[name] }
+        return getenv(name).map { String(cString: $0) }
     }
 }

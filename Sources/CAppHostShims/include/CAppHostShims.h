@@ -42,4 +42,31 @@ int apphost_sigqueue(pid_t pid, int signo, int value);
 /// Gives freed heap memory back to the kernel (glibc's malloc_trim(0)). Returns 1 if memory was released.
 int apphost_malloc_trim(void);
 
+
+/// Unblocks only the lifecycle signals in the calling thread. Returns 0 or an errno value.
+int apphost_unblock_lifecycle_signals(void);
+
+/// 1 when `signo` is blocked in the calling thread's signal mask, 0 when not, -errno on failure.
+int apphost_signal_is_blocked(int signo);
+
+/// The kernel thread id of the calling thread (gettid).
+pid_t apphost_gettid(void);
+
+/// Queues `signo` with `value` to one thread `tid` of thread group `tgid`
+/// (rt_tgsigqueueinfo with SI_QUEUE). Returns 0 or -errno.
+int apphost_thread_sigqueue(pid_t tgid, pid_t tid, int signo, int value);
+
+/// Sends `signo` to one thread `tid` of thread group `tgid` (tgkill). Returns 0 or -errno.
+int apphost_tgkill(pid_t tgid, pid_t tid, int signo);
+
+/// Opens an eventfd (non-blocking, close-on-exec) used to wake a poll loop. Returns the fd or -1.
+int apphost_open_wake_eventfd(void);
+
+/// Names the calling thread (at most 15 bytes are kept), so `top -H` and gdb show what it is.
+void apphost_set_current_thread_name(const char *name);
+
+/// The filesystem magic (statfs f_type) of the file behind `fd`, or -errno. Glibc's Swift module
+/// lacks statfs; used to tell PSI files (procfs, cgroup2) from ordinary files.
+long apphost_filesystem_type(int fd);
+
 #endif

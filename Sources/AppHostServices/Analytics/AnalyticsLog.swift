@@ -1,0 +1,67 @@
+import Foundation
+
+/// The append-only event log's framing: each record is a 4-byte little-endian payload length,
+/// a 4-byte little-endian CRC-32 of the payload, then the JSON payload.
+///
+/// A reader stops at the first frame that is short, too long, fails its checksum or does not
+/// decode: everything before it is kept, the rest is a torn or corrupt tail.
+enum AnalyticsLog {
+    /// Frames longer than this are corruption, not records.
+    static let maximumPayload = 1 << 20
+    static let headerSize = 8
+
+    /// The bytes of one framed record.
+    static func frame(_ event: AnalyticsEvent) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let payload = Array((try? encoder.encode(event)) ?? Data())
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(headerSize + payload.count)
+        appendLittleEndian(UInt32(payload.count), to: &bytes)
+        appendLittleEndian(CRC32.checksum(payload), to: &bytes)
+        bytes.append(contentsOf: payload)
+        return bytes
+    }
+
+    /// What a scan of a log found.
+    struct Scan: Sendable {
+        /// The whole records, in order.
+        var events: [AnalyticsEvent]
+        /// The length of the prefix made of whole records.
+        var validLength: Int
+        /// The file's length; more than `validLength` when the tail is torn or corrupt.
+        var totalLength: Int
+
+        var hasDamagedTail: Bool { validLength < totalLength }
+    }
+
+    /// Reads records until the end or the first damaged frame.
+    static func scan(_ bytes: [UInt8]) -> Scan {
+        var events: [AnalyticsEvent] = []
+        var offset = 0
+        let decoder = JSONDecoder()
+        while bytes.count - offset >= headerSize {
+            let length = Int(readLittleEndian(bytes, at: offset))
+            let checksum = readLittleEndian(bytes, at: offset + 4)
+            let start = offset + headerSize
+            guard length > 0, length <= maximumPayload, length <= bytes.count - start else { break }
+            let payload = bytes[start..<(start + length)]
+            guard CRC32.checksum(payload) == checksum,
+                let event = try? decoder.decode(AnalyticsEvent.self, from: Data(payload))
+            else { break }
+            events.append(event)
+            offset = start + length
+        }
+        return Scan(events: events, validLength: offset, totalLength: bytes.count)
+    }
+
+    private static func appendLittleEndian(_ value: UInt32, to bytes: inout [UInt8]) {
+        for shift in stride(from: 0, to: 32, by: 8) {
+            bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift)))
+        }
+    }
+
+    private static func readLittleEndian(_ bytes: [UInt8], at offset: Int) -> UInt32 {
+        (0..<4).reduce(UInt32(0)) { value, index in value | UInt32(bytes[offset + index]) << UInt32(index * 8) }
+    }
+}

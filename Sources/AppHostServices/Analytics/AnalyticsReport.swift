@@ -1,0 +1,176 @@
+import AppHost
+import Foundation
+
+/// Usage analytics totals, as `apphostd analytics` prints them and `summary.json` stores them.
+public struct AnalyticsReport: Sendable, Codable, Hashable {
+    /// Memory warnings by level.
+    public struct MemoryWarnings: Sendable, Codable, Hashable {
+        /// Warnings of level `warning`.
+        public var warning = 0
+        /// Warnings of level `critical`.
+        public var critical = 0
+        /// Both levels.
+        public var total: Int { warning + critical }
+    }
+
+    /// Launches counted.
+    public var launches = 0
+    /// Launches that were first launches of the installation.
+    public var firstLaunches = 0
+    /// Launches whose previous run ended cleanly.
+    public var cleanPreviousExits = 0
+    /// Launches whose previous run ended uncleanly (crash, SIGKILL, power loss).
+    public var uncleanPreviousExits = 0
+    /// Clean terminations analytics saw itself.
+    public var terminations = 0
+    /// Seconds spent active, up to the last flush.
+    public var foregroundSeconds = 0.0
+    /// Seconds spent in the background, up to the last flush.
+    public var backgroundSeconds = 0.0
+    /// Moves into the background.
+    public var backgroundEntries = 0
+    /// Returns to the foreground.
+    public var foregroundEntries = 0
+    /// Memory warnings by level.
+    public var memoryWarnings = MemoryWarnings()
+    /// Configuration reloads applied.
+    public var reloads = 0
+    /// Times the session locked.
+    public var sessionLocks = 0
+    /// When the first counted event happened.
+    public var firstEvent: Date?
+    /// When the last counted event happened.
+    public var lastEvent: Date?
+    /// The sequence number of the last event folded in; events in the log at or below it are
+    /// already counted.
+    public var lastSequence: UInt64 = 0
+
+    /// An empty report.
+    public init() {}
+
+    /// Background and foreground moves together.
+    public var transitions: Int { backgroundEntries + foregroundEntries }
+
+    /// The directory analytics keeps its files in, under a state directory.
+    public static func directory(stateDirectory: String) -> String {
+        stateDirectory + "/analytics"
+    }
+
+    /// Reads the report from `<stateDirectory>/analytics` without changing anything there: the
+    /// summary plus every whole record of the event log (a torn tail is ignored). A missing
+    /// directory is an empty report.
+    public static func load(stateDirectory: String) throws -> AnalyticsReport {
+        let directory = directory(stateDirectory: stateDirectory)
+        var report = try loadSummary(directory: directory)
+        let scan = AnalyticsLog.scan(try AtomicFile.read(directory + "/" + AnalyticsStore.logName) ?? [])
+        report.fold(scan.events)
+        return report
+    }
+
+    static func loadSummary(directory: String) throws -> AnalyticsReport {
+        let path = directory + "/" + AnalyticsStore.summaryName
+        guard let bytes = try AtomicFile.read(path) else { return AnalyticsReport() }
+        do {
+            return try decoder.decode(AnalyticsReport.self, from: Data(bytes))
+        } catch {
+            throw AnalyticsStore.Failure(path: path, reason: "the summary is unreadable: \(error)")
+        }
+    }
+
+    /// Adds events not yet counted.
+    mutating func fold(_ events: [AnalyticsEvent]) {
+        for event in events where event.seq > lastSequence {
+            apply(event)
+        }
+    }
+
+    mutating func apply(_ event: AnalyticsEvent) {
+        // Whole seconds: the report's JSON keeps dates in ISO 8601 and must read back equal.
+        let date = Date(timeIntervalSince1970: event.at.rounded(.down))
+        if firstEvent == nil { firstEvent = date }
+        lastEvent = date
+        lastSequence = max(lastSequence, event.seq)
+        switch event.kind {
+        case .launch:
+            launches += 1
+            if event.first == true { firstLaunches += 1 }
+            switch event.previousExit {
+            case LaunchOptions.PreviousExit.clean.rawValue: cleanPreviousExits += 1
+            case LaunchOptions.PreviousExit.unclean.rawValue: uncleanPreviousExits += 1
+            default: break
+            }
+        case .background: backgroundEntries += 1
+        case .foreground: foregroundEntries += 1
+        case .foregroundTime: foregroundSeconds += event.seconds ?? 0
+        case .backgroundTime: backgroundSeconds += event.seconds ?? 0
+        case .memoryWarning:
+            if event.level == MemoryWarningLevel.critical.rawValue { memoryWarnings.critical += 1 } else { memoryWarnings.warning += 1 }
+        case .reload: reloads += 1
+        case .sessionLock: sessionLocks += 1
+        case .terminate: terminations += 1
+        }
+    }
+
+    // MARK: Rendering
+
+    /// A table for people.
+    public func renderTable() -> String {
+        let rows: [(String, String)] = [
+            ("launches", "\(launches)"),
+            ("  first launches", "\(firstLaunches)"),
+            ("  after a clean exit", "\(cleanPreviousExits)"),
+            ("  after an unclean exit", "\(uncleanPreviousExits)"),
+            ("clean terminations", "\(terminations)"),
+            ("foreground time", Self.format(seconds: foregroundSeconds)),
+            ("background time", Self.format(seconds: backgroundSeconds)),
+            ("transitions", "\(transitions) (\(backgroundEntries) to background, \(foregroundEntries) to foreground)"),
+            ("memory warnings", "\(memoryWarnings.total) (\(memoryWarnings.warning) warning, \(memoryWarnings.critical) critical)"),
+            ("reloads", "\(reloads)"),
+            ("session locks", "\(sessionLocks)"),
+            ("first event", firstEvent.map(Self.format(date:)) ?? "-"),
+            ("last event", lastEvent.map(Self.format(date:)) ?? "-"),
+        ]
+        let width = rows.map(\.0.count).max() ?? 0
+        return rows.map { $0.0.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.1 }.joined(separator: "\n") + "\n"
+    }
+
+    /// JSON for scripts: every field plus `transitions`, dates in ISO 8601, keys sorted.
+    public func renderJSON() throws -> String {
+        struct Rendered: Encodable {
+            let report: AnalyticsReport
+            func encode(to encoder: any Encoder) throws {
+                try report.encode(to: encoder)
+                enum Extra: String, CodingKey { case transitions }
+                var container = encoder.container(keyedBy: Extra.self)
+                try container.encode(report.transitions, forKey: .transitions)
+            }
+        }
+        let data = try Self.encoder.encode(Rendered(report: self))
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+
+    static var decoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+
+    static func format(seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        let (hours, minutes, rest) = (total / 3600, total % 3600 / 60, total % 60)
+        if hours > 0 { return "\(hours)h \(minutes)m \(rest)s" }
+        if minutes > 0 { return "\(minutes)m \(rest)s" }
+        return seconds < 10 ? String(format: "%.1fs", seconds) : "\(rest)s"
+    }
+
+    static func format(date: Date) -> String {
+        ISO8601DateFormatter().string(from: date)
+    }
+}

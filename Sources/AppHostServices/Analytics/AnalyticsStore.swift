@@ -1,0 +1,159 @@
+import AppHost
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Analytics' files in `<stateDirectory>/analytics`: `events.log`, framed and append-only, and
+/// `summary.json`, written atomically when the log is compacted.
+///
+/// Events wait in memory until `flush()`, which appends them with one write and fsyncs; after a
+/// SIGKILL at most the events since the last flush are lost and the file still reads.
+final class AnalyticsStore {
+    static let logName = "events.log"
+    static let summaryName = "summary.json"
+
+    /// An I/O or format problem with analytics' files.
+    struct Failure: Error, CustomStringConvertible, Sendable {
+        let path: String
+        let reason: String
+        var description: String { "analytics: \(path): \(reason)" }
+
+        init(path: String, reason: String) {
+            self.path = path
+            self.reason = reason
+        }
+
+        init(_ operation: String, path: String, code: Int32 = errno) {
+            self.init(path: path, reason: "\(operation): \(String(cString: strerror(code)))")
+        }
+    }
+
+    let directory: String
+    /// Totals: the summary, every flushed record and every pending one.
+    private(set) var report: AnalyticsReport
+    /// Bytes of framed records not yet written.
+    private(set) var pending: [UInt8] = []
+    /// Records not yet written.
+    private(set) var pendingCount = 0
+    /// Bytes dropped from a damaged tail when the store opened.
+    let recoveredBytes: Int
+    private var logSize: Int
+    private var nextSequence: UInt64
+    private let descriptor: Int32
+
+    var logPath: String { directory + "/" + Self.logName }
+    var summaryPath: String { directory + "/" + Self.summaryName }
+
+    /// Opens the store, creating it if needed, and truncates a torn or corrupt tail of the log
+    /// to the last whole record.
+    init(directory: String) throws(Failure) {
+        self.directory = directory
+        do {
+            try AtomicFile.makeDirectory(directory)
+        } catch {
+            throw Failure(path: directory, reason: "\(error)")
+        }
+        var report: AnalyticsReport
+        do {
+            report = try AnalyticsReport.loadSummary(directory: directory)
+        } catch let error as Failure {
+            throw error
+        } catch {
+            throw Failure(path: directory + "/" + Self.summaryName, reason: "\(error)")
+        }
+        let logPath = directory + "/" + Self.logName
+        let fd = open(logPath, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure("open", path: logPath) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                close(fd)
+                throw Failure("read", path: logPath, code: code)
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        let scan = AnalyticsLog.scan(bytes)
+        if scan.hasDamagedTail {
+            guard ftruncate(fd, off_t(scan.validLength)) == 0, fsync(fd) == 0 else {
+                let code = errno
+                close(fd)
+                throw Failure("truncate", path: logPath, code: code)
+            }
+        }
+        report.fold(scan.events)
+        self.report = report
+        self.descriptor = fd
+        self.logSize = scan.validLength
+        self.recoveredBytes = scan.totalLength - scan.validLength
+        self.nextSequence = max(report.lastSequence, scan.events.map(\.seq).max() ?? 0) + 1
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Counts an event now and queues it for the next flush. Returns true when the queue was
+    /// empty before (a flush timer should start).
+    func record(_ kind: AnalyticsEvent.Kind, at date: Date = Date(), first: Bool? = nil, previousExit: String? = nil, seconds: Double? = nil, level: String? = nil) -> Bool {
+        let event = AnalyticsEvent(seq: nextSequence, kind: kind, at: date, first: first, previousExit: previousExit, seconds: seconds, level: level)
+        nextSequence += 1
+        report.apply(event)
+        let wasEmpty = pending.isEmpty
+        pending.append(contentsOf: AnalyticsLog.frame(event))
+        pendingCount += 1
+        return wasEmpty
+    }
+
+    /// Appends pending records with one write and fsyncs; compacts when the log grew past
+    /// `compactAfter` bytes. Returns how many records were written.
+    @discardableResult
+    func flush(compactAfter: Int) throws(Failure) -> Int {
+        guard !pending.isEmpty else { return 0 }
+        var offset = 0
+        while offset < pending.count {
+            let written = pending.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                // Drop a partial append so the next flush does not start inside a torn record.
+                if offset > 0 { _ = ftruncate(descriptor, off_t(logSize)) }
+                throw Failure("write", path: logPath, code: code)
+            }
+            offset += written
+        }
+        guard fsync(descriptor) == 0 else { throw Failure("fsync", path: logPath) }
+        let count = pendingCount
+        logSize += pending.count
+        pending = []
+        pendingCount = 0
+        if logSize > compactAfter { try compact() }
+        return count
+    }
+
+    /// Folds everything into `summary.json` (atomically) and empties the log. A crash between
+    /// the two steps double-counts nothing: the summary's `lastSequence` skips the old records.
+    func compact() throws(Failure) {
+        let data: Data
+        do {
+            data = try AnalyticsReport.encoder.encode(report)
+        } catch {
+            throw Failure(path: summaryPath, reason: "\(error)")
+        }
+        do {
+            try AtomicFile.write(Array(data), to: summaryPath)
+        } catch {
+            throw Failure(path: summaryPath, reason: "\(error)")
+        }
+        guard ftruncate(descriptor, 0) == 0, fsync(descriptor) == 0 else { throw Failure("truncate", path: logPath) }
+        logSize = 0
+    }
+}

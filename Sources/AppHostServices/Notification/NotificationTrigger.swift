@@ -1,0 +1,33 @@
+import AppHost
+
+/// What a notification can be about; the `on:` setting lists them by name.
+enum NotificationTrigger: Sendable, Hashable {
+    /// A lifecycle event, by `LifecycleEvent.name` (`didEnterBackground`, `didReceiveMemoryWarning.critical`).
+    case event(String)
+    /// A service's hook overran its deadline (any `LifecycleEventRecord` with overruns).
+    case overran
+    /// A reload was refused (`ConfigurationReloadDidFail`).
+    case reloadFailed
+    /// The session locked (`SessionLockDidChange`).
+    case sessionLocked
+    /// The session unlocked (`SessionLockDidChange`).
+    case sessionUnlocked
+
+    /// The names `on:` accepts; `didReceiveMemoryWarning` means both levels.
+    static let validNames: [String] = LifecycleEvent.allNames + ["didReceiveMemoryWarning", "overran", "reloadFailed", "sessionLocked", "sessionUnlocked"]
+
+    /// What notifies when `on:` is not given: things an operator wants to hear about.
+    static let defaultNames = ["didEnterBackground", "didReceiveMemoryWarning.critical", "reloadFailed", "overran"]
+
+    /// The triggers one `on:` entry stands for; nil for an unknown name.
+    static func parse(_ name: String) -> [NotificationTrigger]? {
+        switch name {
+        case "overran": [.overran]
+        case "reloadFailed": [.reloadFailed]
+        case "sessionLocked": [.sessionLocked]
+        case "sessionUnlocked": [.sessionUnlocked]
+        case "didReceiveMemoryWarning": MemoryWarningLevel.allCases.map { .event(LifecycleEvent.didReceiveMemoryWarning($0).name) }
+        default: LifecycleEvent.allNames.contains(name) ? [.event(name)] : nil
+        }
+    }
+}

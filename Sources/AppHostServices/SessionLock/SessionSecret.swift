@@ -1,0 +1,115 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// The session secret held in memory, in a buffer of its own so that locking can overwrite it
+/// with zeros before letting it go (a Swift `Array` may leave copies behind).
+final class SessionSecret: Sendable {
+    private let storage: Mutex<UnsafeMutableRawBufferPointer?>
+
+    /// Takes ownership of `buffer`, which must come from `UnsafeMutableRawBufferPointer.allocate`.
+    init(taking buffer: sending UnsafeMutableRawBufferPointer) {
+        storage = Mutex(buffer)
+    }
+
+    deinit {
+        wipe()
+    }
+
+    /// Number of secret bytes still held; 0 after `wipe()`.
+    var count: Int {
+        storage.withLock { $0?.count ?? 0 }
+    }
+
+    /// Overwrites the bytes with zeros and releases them.
+    func wipe() {
+        storage.withLock { buffer in
+            guard let held = buffer else { return }
+            Self.zero(held)
+            held.deallocate()
+            buffer = nil
+        }
+    }
+
+    /// Overwrites `buffer` with zeros in a way the optimiser may not remove.
+    static func zero(_ buffer: UnsafeMutableRawBufferPointer) {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        explicit_bzero(base, buffer.count)
+    }
+
+    /// Reads the secret at `path`, refusing files that group or others could read.
+    ///
+    /// The content is never logged or put into an error.
+    static func read(from path: String) throws(SecretUnavailable) -> SessionSecret {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else {
+            let code = errno
+            switch code {
+            case ENOENT:
+                throw SecretUnavailable(path: path, problem: "does not exist", fix: "create it with mode 0600, owned by the service user")
+            case EACCES, EPERM:
+                throw SecretUnavailable(path: path, problem: "is not readable by uid \(getuid())", fix: "chown it to the service user and chmod 600 \(path)")
+            default:
+                throw SecretUnavailable(path: path, problem: "cannot be opened: \(String(cString: strerror(code)))", fix: "check the path and its permissions")
+            }
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw SecretUnavailable(path: path, problem: "cannot be inspected: \(String(cString: strerror(errno)))", fix: "check the path and its permissions")
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw SecretUnavailable(path: path, problem: "is not a regular file", fix: "point the setting at a file holding the secret")
+        }
+        let loosePermissions = info.st_mode & 0o077
+        guard loosePermissions == 0 else {
+            let mode = String(info.st_mode & 0o7777, radix: 8)
+            throw SecretUnavailable(path: path, problem: "is readable or writable by group or others (mode 0\(mode)) and was refused", fix: "chmod 600 \(path)")
+        }
+        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(64, Int(info.st_size) + 1), alignment: 1)
+        var used = 0
+        while true {
+            if used == buffer.count {
+                // Grow without leaving a copy of the secret behind in the old buffer.
+                let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: buffer.count * 2, alignment: 1)
+                larger.copyMemory(from: UnsafeRawBufferPointer(buffer))
+                zero(buffer)
+                buffer.deallocate()
+                buffer = larger
+            }
+            let result = Glibc.read(fd, buffer.baseAddress! + used, buffer.count - used)
+            if result > 0 {
+                used += result
+            } else if result == 0 {
+                break
+            } else if errno != EINTR {
+                let code = errno
+                zero(buffer)
+                buffer.deallocate()
+                throw SecretUnavailable(path: path, problem: "cannot be read: \(String(cString: strerror(code)))", fix: "check the file and its permissions")
+            }
+        }
+        guard used > 0 else {
+            buffer.deallocate()
+            throw SecretUnavailable(path: path, problem: "is empty", fix: "write the secret into \(path) (mode 0600)")
+        }
+        let exact = UnsafeMutableRawBufferPointer.allocate(byteCount: used, alignment: 1)
+        exact.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[..<used]))
+        zero(buffer)
+        buffer.deallocate()
+        return SessionSecret(taking: exact)
+    }
+}
+
+/// Why the session secret could not be loaded, told as what to fix. Never carries the secret.
+struct SecretUnavailable: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file that was tried, or the variable that was missing.
+    let path: String
+    /// What is wrong with it.
+    let problem: String
+    /// What the operator should do.
+    let fix: String
+
+    var description: String { "\(path) \(problem) (\(fix))" }
+}

@@ -1,0 +1,120 @@
+import CSystemd
+import Glibc
+import Logging
+
+extension JournalLogHandler {
+    /// The fields the handler sets itself; metadata keys that map onto them get an `X_` prefix
+    /// instead of overwriting the message or priority.
+    static let ownFieldNames: Set<String> = [
+        "MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "CODE_FILE", "CODE_LINE", "CODE_FUNC", "LOGGER",
+    ]
+
+    /// The syslog priority of a swift-log level: trace/debug 7, info 6, notice 5, warning 4,
+    /// error 3, critical 2.
+    static func syslogPriority(_ level: Logger.Level) -> Int {
+        switch level {
+        case .trace, .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        case .critical: 2
+        }
+    }
+
+    /// A metadata key as a journal field name: uppercased, every character outside `[A-Z0-9_]`
+    /// becomes `_`, at most 64 characters. Names journald would reject or treat as trusted (leading
+    /// digit or `_`, empty) and names of the handler's own fields get an `X_` prefix.
+    /// "service" → SERVICE, "message-id" → MESSAGE_ID, "9lives" → X_9LIVES, "message" → X_MESSAGE.
+    static func journalFieldName(_ key: String) -> String {
+        var name = String(String.UnicodeScalarView(key.unicodeScalars.map { scalar -> Unicode.Scalar in
+            switch scalar {
+            case "A"..."Z", "0"..."9", "_": scalar
+            case "a"..."z": Unicode.Scalar(scalar.value - 32)!
+            default: "_"
+            }
+        }))
+        if name.isEmpty || name.first == "_" || name.first!.isNumber || ownFieldNames.contains(name) {
+            name = "X_" + name
+        }
+        return String(name.prefix(64))
+    }
+
+    /// The `KEY=value` entries of one native journal record, in a stable order (metadata sorted).
+    func journalFields(
+        level: Logger.Level, message: String, metadata: Logger.Metadata, error: String?,
+        file: String, function: String, line: UInt
+    ) -> [String] {
+        var fields = [
+            "MESSAGE=\(message)",
+            "PRIORITY=\(Self.syslogPriority(level))",
+            "SYSLOG_IDENTIFIER=\(identifier)",
+            "CODE_FILE=\(file)",
+            "CODE_LINE=\(line)",
+            "CODE_FUNC=\(function)",
+            "LOGGER=\(label)",
+        ]
+        var seen = Self.ownFieldNames
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            let name = Self.journalFieldName(key)
+            guard seen.insert(name).inserted else { continue }
+            fields.append("\(name)=\(value)")
+        }
+        if let error, seen.insert("ERROR").inserted {
+            fields.append("ERROR=\(error)")
+        }
+        return fields
+    }
+
+    /// One plain record: `<N>message key=value ...` and a newline; every line of a multi-line
+    /// message carries the prefix so journald keeps the priority of each.
+    func plainLine(level: Logger.Level, message: String, metadata: Logger.Metadata, error: String?) -> String {
+        let prefix = "<\(Self.syslogPriority(level))>"
+        var text = message.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { prefix + $0 }
+            .joined(separator: "\n")
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            text += " \(key)=\(Self.quoted(value.description))"
+        }
+        if let error, metadata["error"] == nil {
+            text += " error=\(Self.quoted(error))"
+        }
+        return text + "\n"
+    }
+
+    /// A metadata value as one token: bare when it is, quoted and escaped when it has spaces,
+    /// quotes, `=` or control characters (or is empty).
+    static func quoted(_ value: String) -> String {
+        let needsQuotes = value.isEmpty || value.unicodeScalars.contains {
+            $0 == " " || $0 == "\"" || $0 == "=" || $0 == "\\" || $0.properties.generalCategory == .control
+        }
+        guard needsQuotes else { return value }
+        var result = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            case "\r": result += "\\r"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
+    /// Sends one record with `sd_journal_sendv`. Returns its result (negative errno on failure).
+    static func sendToJournal(_ fields: [String]) -> Int32 {
+        let buffers = fields.map { field -> UnsafeMutableRawBufferPointer in
+            let utf8 = Array(field.utf8)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(utf8.count, 1), alignment: 1)
+            buffer.copyBytes(from: utf8)
+            return UnsafeMutableRawBufferPointer(rebasing: buffer[0..<utf8.count])
+        }
+        defer { buffers.forEach { $0.deallocate() } }
+        var vectors = buffers.map { iovec(iov_base: $0.baseAddress, iov_len: $0.count) }
+        return vectors.withUnsafeMutableBufferPointer {
+            sd_journal_sendv($0.baseAddress, Int32($0.count))
+        }
+    }
+}

@@ -1,0 +1,226 @@
+import AppHost
+import Foundation
+import Glibc
+import Logging
+
+/// Memory pressure events under systemd's memory pressure protocol, without any timer.
+///
+/// With `$MEMORY_PRESSURE_WATCH` (and base64 `$MEMORY_PRESSURE_WRITE`): a PSI file gets the
+/// trigger written and is waited on for POLLPRI; a FIFO or character device is waited on for
+/// POLLIN and drained; an AF_UNIX socket is connected and waited on for POLLIN; `/dev/null` or an
+/// empty value turns watching off. These events are warnings. Without the variables: the own
+/// cgroup v2 `memory.pressure`, else `/proc/pressure/memory`, with one PSI trigger per level
+/// (see `Thresholds`). systemd 252 cannot set the variables itself, so the fallback matters.
+/// Where nothing can be opened the reason is logged once and `events` never yields.
+public final class MemoryPressureSource: Sendable {
+    /// What is being watched, for logs and `apphostd` status output, e.g.
+    /// "MEMORY_PRESSURE_WATCH=/run/x (fifo)", "/proc/pressure/memory (PSI: ...)", "off: ...".
+    public let sourceDescription: String
+
+    /// Pressure events, one per kernel notification or per burst of FIFO/socket writes. One
+    /// consumer; a slow consumer sees the newest 16. Ends after `close()`.
+    public let events: AsyncStream<MemoryWarningLevel>
+
+    /// Whether a source is open (false when off).
+    public let isWatching: Bool
+
+    private let wake: WakeEventFD?
+    private let continuation: AsyncStream<MemoryWarningLevel>.Continuation
+
+    /// Chooses and opens the source and starts its poll thread.
+    public init(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        thresholds: Thresholds = .default,
+        logger: Logger
+    ) {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: MemoryWarningLevel.self, bufferingPolicy: .bufferingNewest(16))
+        self.events = stream
+        self.continuation = continuation
+
+        var resolution = Self.resolve(environment: environment, thresholds: thresholds)
+        var startedWake: WakeEventFD?
+        if case .watching(let endpoints, _) = resolution {
+            do {
+                let wake = try WakeEventFD()
+                let result = PollThread.start(name: "apphost-mempress") {
+                    Self.run(endpoints: endpoints, wake: wake, continuation: continuation, logger: logger)
+                }
+                if result == 0 {
+                    startedWake = wake
+                } else {
+                    endpoints.forEach { Glibc.close($0.fd) }
+                    resolution = .off(reason: "could not start the watcher thread: \(SystemErrorText.describe(result))", expected: false)
+                }
+            } catch {
+                endpoints.forEach { Glibc.close($0.fd) }
+                resolution = .off(reason: "could not create an eventfd: \(error)", expected: false)
+            }
+        }
+        self.wake = startedWake
+        switch resolution {
+        case .watching(_, let description):
+            sourceDescription = description
+            isWatching = true
+            logger.debug("memory pressure: watching \(description)")
+        case .off(let reason, let expected):
+            sourceDescription = "off: \(reason)"
+            isWatching = false
+            if expected {
+                logger.info("memory pressure: not watching: \(reason)")
+            } else {
+                logger.warning("memory pressure: not watching, no memory warnings will be delivered: \(reason)")
+            }
+        }
+    }
+
+    /// Stops the watcher and finishes `events`. Idempotent.
+    public func close() {
+        wake?.wake()
+        continuation.finish()
+    }
+
+    deinit {
+        wake?.wake()
+        continuation.finish()
+    }
+
+    /// The chosen source, or why there is none (`expected` when turned off on purpose).
+    enum Resolution {
+        case watching([MemoryPressureEndpoint], description: String)
+        case off(reason: String, expected: Bool)
+    }
+
+    /// Picks the source: the watch variables first, then the own cgroup's PSI file, then the
+    /// system-wide one.
+    static func resolve(environment: [String: String], thresholds: Thresholds) -> Resolution {
+        if let watch = environment["MEMORY_PRESSURE_WATCH"] {
+            guard !watch.isEmpty, watch != "/dev/null" else {
+                return .off(reason: "MEMORY_PRESSURE_WATCH=\(watch) turns watching off", expected: true)
+            }
+            var write: [UInt8]?
+            if let encoded = environment["MEMORY_PRESSURE_WRITE"], !encoded.isEmpty {
+                guard let decoded = decodeWrite(encoded) else {
+                    return .off(reason: "MEMORY_PRESSURE_WRITE is not valid base64", expected: false)
+                }
+                write = decoded
+            }
+            switch MemoryPressureEndpoint.openWatch(
+                path: watch, write: write, defaultTrigger: thresholds.warningTrigger)
+            {
+            case .success(let endpoint):
+                let detail = endpoint.kind == .psi
+                    ? "PSI: \(endpoint.trigger)" : endpoint.kind.rawValue
+                return .watching([endpoint], description: "MEMORY_PRESSURE_WATCH=\(watch) (\(detail))")
+            case .failure(let failure):
+                return .off(reason: "MEMORY_PRESSURE_WATCH=\(watch): \(failure.reason)", expected: false)
+            }
+        }
+        var failures: [String] = []
+        var candidates: [String] = []
+        if let cgroupFile = ownCgroupPressureFile() { candidates.append(cgroupFile) }
+        candidates.append("/proc/pressure/memory")
+        for path in candidates {
+            guard access(path, F_OK) == 0 else {
+                failures.append("\(path): \(SystemErrorText.describe(errno))")
+                continue
+            }
+            var endpoints: [MemoryPressureEndpoint] = []
+            var refused: [String] = []
+            for (level, trigger) in [
+                (MemoryWarningLevel.warning, thresholds.warningTrigger),
+                (.critical, thresholds.criticalTrigger),
+            ] {
+                switch MemoryPressureEndpoint.openPSI(path: path, trigger: Array(trigger.utf8), level: level) {
+                case .success(let endpoint): endpoints.append(endpoint)
+                case .failure(let failure): refused.append(failure.reason)
+                }
+            }
+            if !endpoints.isEmpty {
+                var description = "\(path) (PSI: \(endpoints.map(\.trigger).joined(separator: ", "))"
+                if !refused.isEmpty { description += "; \(refused.joined(separator: "; "))" }
+                return .watching(endpoints, description: description + ")")
+            }
+            failures.append("\(path): \(refused.joined(separator: "; "))")
+        }
+        return .off(reason: failures.joined(separator: "; "), expected: false)
+    }
+
+    /// `$MEMORY_PRESSURE_WRITE` is base64 (with or without padding).
+    static func decodeWrite(_ encoded: String) -> [UInt8]? {
+        var text = encoded.trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.count % 4 != 0 { text += String(repeating: "=", count: 4 - text.count % 4) }
+        return Data(base64Encoded: text).map { Array($0) }
+    }
+
+    /// `/sys/fs/cgroup/<path>/memory.pressure` from the "0::/path" line of /proc/self/cgroup when
+    /// that file exists (cgroup v2 mounted at /sys/fs/cgroup); nil on v1 or hybrid hierarchies.
+    static func ownCgroupPressureFile(cgroupFile: String = "/proc/self/cgroup") -> String? {
+        guard let text = try? String(contentsOfFile: cgroupFile, encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("0::") {
+            let path = line.dropFirst(3)
+            let file = "/sys/fs/cgroup" + (path == "/" ? "" : path) + "/memory.pressure"
+            return access(file, F_OK) == 0 ? file : nil
+        }
+        return nil
+    }
+
+    /// The poll loop: sleeps in poll() until an endpoint or the wake fd is ready.
+    private static func run(
+        endpoints initial: [MemoryPressureEndpoint],
+        wake: WakeEventFD,
+        continuation: AsyncStream<MemoryWarningLevel>.Continuation,
+        logger: Logger
+    ) {
+        var endpoints = initial
+        defer {
+            endpoints.forEach { Glibc.close($0.fd) }
+            continuation.finish()
+        }
+        while true {
+            var fds = endpoints.map { pollfd(fd: $0.fd, events: $0.pollEvents, revents: 0) }
+            fds.append(pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0))
+            let ready = poll(&fds, nfds_t(fds.count), -1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                logger.warning("memory pressure: poll failed, stopping: \(SystemErrorText.describe(errno))")
+                return
+            }
+            if fds[fds.count - 1].revents != 0 { return }
+            var gone: [Int] = []
+            for index in endpoints.indices {
+                let revents = Int32(fds[index].revents)
+                guard revents != 0 else { continue }
+                let trouble = revents & (Int32(POLLERR) | Int32(POLLNVAL)) != 0
+                switch endpoints[index].kind {
+                case .psi:
+                    if trouble {
+                        logger.warning("memory pressure: \(endpoints[index].path) stopped reporting (cgroup removed?)")
+                        gone.append(index)
+                    } else if revents & Int32(POLLPRI) != 0 {
+                        continuation.yield(endpoints[index].level)
+                    }
+                case .fifo, .characterDevice, .socket:
+                    let (gotData, endOfFile) = endpoints[index].drain()
+                    if gotData { continuation.yield(endpoints[index].level) }
+                    let hungUp = endOfFile || revents & Int32(POLLHUP) != 0 || trouble
+                    guard hungUp else { continue }
+                    if endpoints[index].kind == .fifo && !trouble {
+                        // A read-only FIFO whose writer left: reopen so the next writer is heard.
+                        if !endpoints[index].reopen() {
+                            logger.warning("memory pressure: cannot reopen \(endpoints[index].path): \(SystemErrorText.describe(errno))")
+                            gone.append(index)
+                        }
+                    } else {
+                        logger.warning("memory pressure: \(endpoints[index].path) closed, no more events from it")
+                        gone.append(index)
+                    }
+                }
+            }
+            for index in gone.reversed() {
+                if endpoints[index].fd >= 0 { Glibc.close(endpoints[index].fd) }
+                endpoints.remove(at: index)
+            }
+        }
+    }
+}

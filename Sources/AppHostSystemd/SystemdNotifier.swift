@@ -1,0 +1,123 @@
+import CSystemd
+import Foundation
+import Glibc
+
+/// Tells systemd where the daemon stands (`sd_notify`): readiness, status line, reload, stop,
+/// timeouts, watchdog pings.
+///
+/// Without `$NOTIFY_SOCKET` (not started by systemd as `Type=notify`) every call is a no-op, so the
+/// daemon runs the same outside systemd. When the socket comes from the process environment the
+/// datagram goes through libsystemd's `sd_notify`; an environment passed in with a different
+/// socket (tests, embedding) is served by an equivalent direct `sendto`, because `sd_notify` only
+/// reads the process environment.
+public struct SystemdNotifier: Sendable {
+    /// How the datagram leaves the process.
+    enum Transport: Sendable, Equatable {
+        /// `$NOTIFY_SOCKET` unset or empty: do nothing.
+        case disabled
+        /// The process's own `$NOTIFY_SOCKET`: libsystemd's `sd_notify`.
+        case libsystemd
+        /// Another socket address from the injected environment: a direct datagram.
+        case direct(NotifySocketAddress)
+    }
+
+    let transport: Transport
+
+    /// Reads `$NOTIFY_SOCKET` from `environment`.
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        guard let socket = environment["NOTIFY_SOCKET"], !socket.isEmpty else {
+            transport = .disabled
+            return
+        }
+        let processValue = getenv("NOTIFY_SOCKET").map { String(cString: $0) }
+        if processValue == socket {
+            transport = .libsystemd
+        } else if let address = NotifySocketAddress(socket) {
+            transport = .direct(address)
+        } else {
+            transport = .disabled
+        }
+    }
+
+    /// Whether notifications go anywhere (`$NOTIFY_SOCKET` was set to a usable address).
+    public var isEnabled: Bool { transport != .disabled }
+
+    /// Sends the fields as one datagram of `KEY=value` lines. Newlines inside values become spaces,
+    /// because the protocol is line-based. Returns whether the datagram was sent.
+    @discardableResult
+    public func send(_ fields: KeyValuePairs<String, String>) -> Bool {
+        send(fields.map { ($0.key, $0.value) })
+    }
+
+    /// Sends the fields as one datagram of `KEY=value` lines, in the given order.
+    @discardableResult
+    public func send(_ fields: [(String, String)]) -> Bool {
+        guard isEnabled else { return false }
+        let text = Self.datagram(fields)
+        switch transport {
+        case .disabled:
+            return false
+        case .libsystemd:
+            return sd_notify(0, text) > 0
+        case .direct(let address):
+            return address.send(Array(text.utf8))
+        }
+    }
+
+    /// `READY=1` with a fresh status: launch or reload finished.
+    public func ready(status: String) {
+        send([("READY", "1"), ("STATUS", status)])
+    }
+
+    /// A new `STATUS=` line, shown by `systemctl status`.
+    public func status(_ text: String) {
+        send([("STATUS", text)])
+    }
+
+    /// `STOPPING=1` before terminate, so systemd knows the stop was ours.
+    public func stopping(status: String) {
+        send([("STOPPING", "1"), ("STATUS", status)])
+    }
+
+    /// `RELOADING=1` with `MONOTONIC_USEC=` (CLOCK_MONOTONIC, as systemd requires for
+    /// `Type=notify-reload`) at the start of a reload; end it with `ready(status:)`.
+    public func reloading(status: String) {
+        send([
+            ("RELOADING", "1"),
+            ("MONOTONIC_USEC", String(Self.monotonicMicroseconds())),
+            ("STATUS", status),
+        ])
+    }
+
+    /// `EXTEND_TIMEOUT_USEC=`: asks systemd for this much more time from now while a long launch
+    /// or terminate is still progressing.
+    public func extendTimeout(by duration: Duration) {
+        send([("EXTEND_TIMEOUT_USEC", String(duration.wholeMicroseconds))])
+    }
+
+    /// A failed launch: `STATUS=` naming the cause and `ERRNO=` for `systemctl status`.
+    public func launchFailed(status: String, errno: Int32) {
+        send([("STATUS", status), ("ERRNO", String(errno))])
+    }
+
+    /// `WATCHDOG=1`: the host's event path is alive.
+    public func watchdogPing() {
+        send([("WATCHDOG", "1")])
+    }
+
+    /// The datagram text: `KEY=value` lines joined with newlines.
+    static func datagram(_ fields: [(String, String)]) -> String {
+        fields.map { key, value in
+            let flat = value.replacingOccurrences(of: "\r\n", with: " ")
+                .replacingOccurrences(of: "\n", with: " ")
+            return "\(key)=\(flat)"
+        }.joined(separator: "\n")
+    }
+
+    /// CLOCK_MONOTONIC now, in microseconds.
+    static func monotonicMicroseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
+    }
+}

@@ -1,0 +1,26 @@
+import CAppHostShims
+import Glibc
+
+/// An eventfd that tells a thread blocked in `poll()` to stop, so the loops need no timeout or timer.
+///
+/// The fd is closed only when the last owner (the source and its reader thread) lets go, so a late
+/// `wake()` never writes into a reused descriptor.
+final class WakeEventFD: Sendable {
+    /// The descriptor to add to the poll set with `POLLIN`.
+    let fd: Int32
+
+    /// Opens the eventfd; returns the errno on failure.
+    init() throws(LifecycleSignalError) {
+        let fd = apphost_open_wake_eventfd()
+        guard fd >= 0 else { throw .readerFailed(errno: errno) }
+        self.fd = fd
+    }
+
+    /// Makes the fd readable; idempotent (the counter only grows).
+    func wake() {
+        var one: UInt64 = 1
+        _ = withUnsafeBytes(of: &one) { write(fd, $0.baseAddress, $0.count) }
+    }
+
+    deinit { Glibc.close(fd) }
+}

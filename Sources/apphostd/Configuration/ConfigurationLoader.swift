@@ -1,0 +1,337 @@
+import AppHost
+import Foundation
+import Logging
+
+/// Reads and validates the daemon's YAML config file, all or nothing.
+///
+/// Every problem comes out as one `ConfigurationError` naming the file, the line, the key path
+/// and what would be valid, so that the daemon can exit 78 at start or keep the old config on
+/// reload. Validation builds each service once through its registry factory (factories have no
+/// side effects), so a config that loads also launches without settings errors.
+struct ConfigurationLoader: Sendable {
+    /// Largest config file accepted, in bytes; anything bigger is refused unread.
+    static let sizeLimit = 1 << 20
+
+    /// Keys allowed at the top of the file.
+    static let topLevelKeys = ["host", "services"]
+    /// Keys allowed under `host:`.
+    static let hostKeys = ["hook-deadline", "launch-deadline", "terminate-deadline", "state-directory", "log-level", "memory-pressure"]
+    /// Keys allowed under `host.memory-pressure:`.
+    static let memoryPressureKeys = ["enabled", "warning-stall", "critical-stall", "window"]
+    /// Keys allowed in one `services:` entry.
+    static let serviceKeys = ["name", "type", "required", "deadline", "launch-deadline", "settings"]
+    /// Longest hook or launch deadline accepted; longer is almost surely a typo (`5h` for `5s`).
+    static let longestDeadline: Duration = .seconds(24 * 3600)
+
+    /// The service types the file may name.
+    let registry: ServiceRegistry
+    /// The environment used to resolve the default state directory.
+    let environment: [String: String]
+
+    /// A loader that validates services against `registry`.
+    init(registry: ServiceRegistry, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.registry = registry
+        self.environment = environment
+    }
+
+    /// Parses and fully validates `text`, reporting errors against `file`.
+    func load(text: String, file: String) throws(ConfigurationError) -> DaemonConfiguration {
+        let size = text.utf8.count
+        if size > Self.sizeLimit {
+            throw ConfigurationError(
+                file: file, keyPath: "", message: "the file is too large (\(size) bytes; the limit is 1 MiB)",
+                hint: "a config file is a few kilobytes; is this the right file?"
+            )
+        }
+        if text.allSatisfy(\.isWhitespace) {
+            throw ConfigurationError(
+                file: file, keyPath: "", message: text.isEmpty ? "the file is empty" : "the file has no settings, only whitespace",
+                hint: "start from the documented config/apphostd.yaml"
+            )
+        }
+        let document = try YAMLDocument.parse(text, file: file)
+        guard case .table(let topLevel) = document.root else {
+            throw ConfigurationError(
+                file: file, line: document.lines[""], keyPath: "",
+                message: "expected a mapping with host: and services: at the top, found \(document.root.typeName)",
+                hint: "start from the documented config/apphostd.yaml"
+            )
+        }
+        let root = ServiceConfiguration(topLevel, keyPath: "", file: file, lines: document.lines)
+        try Self.requireOnlyKeys(root, Self.topLevelKeys)
+
+        var configuration = DaemonConfiguration(file: file, stateDirectory: "", services: [])
+        try readHost(root, into: &configuration)
+        configuration.services = try readServices(root, lines: document.lines)
+        return configuration
+    }
+
+    // MARK: host
+
+    private func readHost(_ root: ServiceConfiguration, into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+        let host = try root.section("host") ?? ServiceConfiguration([:], keyPath: "host", file: root.file, lines: root.lines)
+        try Self.requireOnlyKeys(host, Self.hostKeys)
+        if let value = try deadline(host, "hook-deadline") { configuration.hookDeadline = value }
+        if let value = try deadline(host, "launch-deadline") { configuration.launchDeadline = value }
+        if let value = try deadline(host, "terminate-deadline") { configuration.terminateDeadline = value }
+        configuration.stateDirectory = try stateDirectory(host)
+        let levels = Logger.Level.allCases.map(\.rawValue)
+        if let level = try host.choice("log-level", of: levels) {
+            configuration.logLevel = Logger.Level(rawValue: level) ?? .info
+        }
+        if let pressure = try host.section("memory-pressure") {
+            configuration.memoryPressure = try memoryPressure(pressure)
+        }
+    }
+
+    private func memoryPressure(_ section: ServiceConfiguration) throws(ConfigurationError) -> DaemonConfiguration.MemoryPressure {
+        try Self.requireOnlyKeys(section, Self.memoryPressureKeys)
+        var result = DaemonConfiguration.MemoryPressure()
+        if let enabled = try section.bool("enabled") { result.enabled = enabled }
+        // The kernel takes PSI windows of 500ms to 10s, and a stall no longer than its window.
+        let windows = Duration.milliseconds(500) ... Duration.seconds(10)
+        if let window = try duration(section, "window", in: windows, hint: "expected 500ms to 10s (the kernel's PSI limits)") {
+            result.window = window
+        }
+        let stalls = Duration.milliseconds(1) ... result.window
+        let stallHint = "expected more than 0 and at most window (\(result.window.configText))"
+        if let stall = try duration(section, "warning-stall", in: stalls, hint: stallHint) { result.warningStall = stall }
+        if let stall = try duration(section, "critical-stall", in: stalls, hint: stallHint) { result.criticalStall = stall }
+        if section.values["warning-stall"] == nil, result.warningStall > result.window {
+            throw section.error("window", "window \(result.window.configText) is shorter than warning-stall's default (\(result.warningStall.configText))", hint: "set warning-stall too")
+        }
+        if section.values["critical-stall"] == nil, result.criticalStall > result.window {
+            throw section.error("window", "window \(result.window.configText) is shorter than critical-stall's default (\(result.criticalStall.configText))", hint: "set critical-stall too")
+        }
+        return result
+    }
+
+    /// `host.state-directory`, else `$STATE_DIRECTORY` (first of its colon list), else
+    /// `$XDG_STATE_HOME/apphostd`, else `$HOME/.local/state/apphostd`, else `/var/lib/apphostd`.
+    private func stateDirectory(_ host: ServiceConfiguration) throws(ConfigurationError) -> String {
+        if let path = try host.string("state-directory") {
+            guard path.hasPrefix("/") else {
+                throw host.error("state-directory", "\"\(path)\" is not an absolute path", hint: "write it like /var/lib/apphostd")
+            }
+            return path
+        }
+        if let list = environment["STATE_DIRECTORY"],
+           let first = list.split(separator: ":").first, first.hasPrefix("/") {
+            return String(first)
+        }
+        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") {
+            return xdg + "/apphostd"
+        }
+        if let home = environment["HOME"], home.hasPrefix("/"), home != "/" {
+            return home + "/.local/state/apphostd"
+        }
+        return "/var/lib/apphostd"
+    }
+
+    // MARK: services
+
+    private func readServices(_ root: ServiceConfiguration, lines: [String: Int]) throws(ConfigurationError) -> [DaemonConfiguration.ServiceEntry] {
+        let items: [ConfigValue]
+        switch root.values["services"] {
+        case nil, .null?:
+            throw root.error("services", "no services are listed",
+                             hint: "add services: with at least one entry, such as - logger")
+        case .array(let array)?:
+            items = array
+        case let other?:
+            throw root.error("services", "expected a list of services, found \(other.typeName)",
+                             hint: "write one entry per line, such as - logger")
+        }
+        if items.isEmpty {
+            throw root.error("services", "no services are listed", hint: "add at least one entry, such as - logger")
+        }
+        var entries: [DaemonConfiguration.ServiceEntry] = []
+        var seen: [String: (path: String, line: Int?)] = [:]
+        for (index, item) in items.enumerated() {
+            let path = "services[\(index)]"
+            let entry = try serviceEntry(item, path: path, file: root.file ?? "", lines: lines)
+            if let first = seen[entry.name] {
+                throw ConfigurationError(
+                    file: root.file, line: entry.line, keyPath: path,
+                    message: "duplicate service name \"\(entry.name)\"",
+                    hint: "already used by \(first.path)\(first.line.map { " at line \($0)" } ?? ""); give each instance its own name"
+                )
+            }
+            seen[entry.name] = (path, entry.line)
+            entries.append(entry)
+        }
+        return entries
+    }
+
+    private func serviceEntry(_ item: ConfigValue, path: String, file: String, lines: [String: Int]) throws(ConfigurationError) -> DaemonConfiguration.ServiceEntry {
+        let line = lines[path]
+        var name: String
+        var type: String
+        var isRequired = false
+        var deadline: Duration?
+        var launchDeadline: Duration?
+        var settingsValues: [String: ConfigValue] = [:]
+        let settingsPath = "\(path).settings"
+        switch item {
+        case .string(let shorthand):
+            name = shorthand
+            type = shorthand
+        case .table(let table):
+            let entry = ServiceConfiguration(table, keyPath: path, file: file, lines: lines)
+            try Self.requireOnlyKeys(entry, Self.serviceKeys)
+            let givenName = try entry.string("name")
+            let givenType = try entry.string("type")
+            guard let resolvedName = givenName ?? givenType else {
+                throw entry.error(nil, "the entry has neither name: nor type:", hint: "write at least name: with a service type from the registry")
+            }
+            name = resolvedName
+            type = givenType ?? resolvedName
+            if givenType?.isEmpty == true { throw entry.error("type", "the type is empty", hint: knownTypes) }
+            isRequired = try entry.bool("required") ?? false
+            deadline = try self.deadline(entry, "deadline")
+            launchDeadline = try self.deadline(entry, "launch-deadline")
+            switch table["settings"] {
+            case nil, .null?: break
+            case .table(let settings)?: settingsValues = settings
+            case let other?:
+                throw entry.error("settings", "expected a mapping of the service's settings, found \(other.typeName)")
+            }
+        default:
+            throw ConfigurationError(
+                file: file, line: line, keyPath: path, message: "expected a service name or a mapping, found \(item.typeName)",
+                hint: "write - logger, or name: and type: keys"
+            )
+        }
+        let namePath = item.isTable ? "\(path).name" : path
+        try validateName(name, path: namePath, file: file, line: lines[namePath] ?? line)
+        let settingsLines = lines.filter { $0.key == settingsPath || $0.key.hasPrefix(settingsPath + ".") || $0.key.hasPrefix(settingsPath + "[") }
+        let settings = ServiceConfiguration(settingsValues, keyPath: settingsPath, file: file, lines: settingsLines)
+        let typePath = item.isTable ? "\(path).type" : path
+        // Built once and dropped: the factory validates the settings and has no side effects.
+        do throws(ConfigurationError) {
+            _ = try registry.makeService(type: type, configuration: settings, keyPath: typePath, line: lines[typePath] ?? lines[namePath] ?? line)
+        } catch {
+            var error = error
+            if !registry.contains(type), let guess = Self.closest(to: type, in: registry.entriesByName.map(\.name)) {
+                error.hint = "did you mean \"\(guess)\"? " + (error.hint ?? "")
+            } else if error.hint == "valid keys: " {
+                error.hint = "\(type) takes no settings"
+            }
+            throw error
+        }
+        return DaemonConfiguration.ServiceEntry(
+            name: name, type: type, isRequired: isRequired, deadline: deadline,
+            launchDeadline: launchDeadline, settings: settings, line: line
+        )
+    }
+
+    private var knownTypes: String {
+        "known services: " + registry.entriesByName.map(\.name).joined(separator: ", ")
+    }
+
+    /// Instance names show up in STATUS=, journal fields and file names: keep them tame.
+    private func validateName(_ name: String, path: String, file: String, line: Int?) throws(ConfigurationError) {
+        let allowed = name.unicodeScalars.allSatisfy { scalar in
+            ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+                || scalar == "-" || scalar == "_" || scalar == "."
+        }
+        guard !name.isEmpty, name.count <= 64, allowed, name.first != "-", name.first != "." else {
+            throw ConfigurationError(
+                file: file, line: line, keyPath: path, message: "\"\(name)\" is not a valid service name",
+                hint: "use 1 to 64 letters, digits, '-', '_' or '.', not starting with '-' or '.'"
+            )
+        }
+    }
+
+    // MARK: durations
+
+    /// A deadline: more than 0 and at most a day.
+    private func deadline(_ section: ServiceConfiguration, _ key: String) throws(ConfigurationError) -> Duration? {
+        try duration(section, key, in: .milliseconds(1) ... Self.longestDeadline, hint: "expected more than 0 and at most 24h, like 250ms, 5s, 2m or 1h")
+    }
+
+    /// A duration within `range`, refusing negative values with their own message.
+    private func duration(_ section: ServiceConfiguration, _ key: String, in range: ClosedRange<Duration>, hint: String) throws(ConfigurationError) -> Duration? {
+        switch section.values[key] {
+        case .int(let value)? where value < 0:
+            throw section.error(key, "\(value) is negative", hint: hint)
+        case .double(let value)? where value < 0 || !value.isFinite:
+            throw section.error(key, "\(value) is not a usable duration", hint: hint)
+        case .string(let text)? where text.trimmingCharacters(in: .whitespaces).hasPrefix("-"):
+            throw section.error(key, "\"\(text)\" is negative", hint: hint)
+        case .string(let text)? where Self.isHugeDuration(text):
+            throw section.error(key, "\(text) is out of range", hint: hint)
+        case .double(let value)? where value > 1e9:
+            throw section.error(key, "\(value) seconds is out of range", hint: hint)
+        default:
+            break
+        }
+        guard let value = try section.duration(key) else { return nil }
+        guard range.contains(value) else {
+            let shown = section.values[key].map { value in
+                if case .string(let text) = value { return text }
+                return value.description + "s"
+            } ?? value.configText
+            throw section.error(key, "\(shown) is out of range", hint: hint)
+        }
+        return value
+    }
+}
+
+extension ConfigurationLoader {
+    /// `requireOnlyKeys` with a "did you mean" for a near miss such as `hook-deadlin`.
+    static func requireOnlyKeys(_ section: ServiceConfiguration, _ allowed: [String]) throws(ConfigurationError) {
+        do throws(ConfigurationError) {
+            try section.requireOnlyKeys(allowed)
+        } catch {
+            var error = error
+            let key = String(error.keyPath.split(separator: ".").last ?? "")
+            if let guess = closest(to: key, in: allowed) {
+                error.hint = "did you mean \(guess)? " + (error.hint ?? "")
+            }
+            throw error
+        }
+    }
+
+    /// The candidate within two edits of `word`, if exactly one is closest.
+    static func closest(to word: String, in candidates: [String]) -> String? {
+        let scored = candidates.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= 2 }.sorted { $0.1 < $1.1 }
+        guard let best = scored.first, scored.dropFirst().first?.1 != best.1 else { return nil }
+        return best.0
+    }
+
+    /// Levenshtein distance, for short keys only.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+
+    /// Whether `text` parses as a duration too long to hold (Duration(configText:) would trap).
+    static func isHugeDuration(_ text: String) -> Bool {
+        var number = Substring(text.trimmingCharacters(in: .whitespaces))
+        var scale = 1.0
+        for (suffix, factor) in [("ms", 0.001), ("us", 0.000_001), ("s", 1.0), ("m", 60.0), ("h", 3600.0)] where number.hasSuffix(suffix) {
+            number = number.dropLast(suffix.count)
+            scale = factor
+            break
+        }
+        guard let value = Double(number.trimmingCharacters(in: .whitespaces)) else { return false }
+        return !value.isFinite || value * scale > 1e9
+    }
+}
+
+extension ConfigValue {
+    fileprivate var isTable: Bool {
+        if case .table = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,241 @@
+import AppHost
+@testable import AppHostServices
+import Foundation
+import Testing
+
+/// Polls `condition` until it holds or `timeout` passes; for state another task changes without
+/// an event to await.
+func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(2))
+    }
+    return condition()
+}
+
+@Suite("analytics")
+struct AnalyticsServiceTests {
+    static func service(_ settings: [String: ConfigValue] = [:]) throws -> AnalyticsService {
+        try AnalyticsService(configuration: ServiceConfiguration(settings))
+    }
+
+    @Test func countsACycleAndTheNextLaunches() async throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let analytics = try Self.service()
+        let running = try await RunningTestHost.start([ServiceDescriptor(name: "analytics", service: analytics)], directory: directory)
+        try await running.host.reload([ServiceDescriptor(name: "analytics", service: analytics)])
+        try await running.host.enterBackground()
+        try await running.host.setSessionLocked(true)
+        try await running.host.setSessionLocked(false)
+        try await running.host.enterForeground()
+        try await running.host.receiveMemoryWarning(level: .critical)
+        try await running.host.receiveMemoryWarning(level: .warning)
+        #expect(await eventually { analytics.report?.reloads == 1 })
+        try await running.stop()
+
+        let report = try AnalyticsReport.load(stateDirectory: directory + "/state")
+        #expect(report.launches == 1)
+        #expect(report.firstLaunches == 1)
+        #expect(report.cleanPreviousExits == 0 && report.uncleanPreviousExits == 0)
+        #expect(report.backgroundEntries == 1 && report.foregroundEntries == 1 && report.transitions == 2)
+        #expect(report.memoryWarnings == .init(warning: 1, critical: 1))
+        #expect(report.sessionLocks == 1)
+        #expect(report.reloads == 1)
+        #expect(report.terminations == 1)
+        #expect(report.foregroundSeconds > 0 && report.backgroundSeconds > 0)
+        #expect(report == analytics.report)
+
+        // A clean second run, then one that ends without terminate (the running marker stays).
+        let second = try await RunningTestHost.start([ServiceDescriptor(name: "analytics", service: try Self.service())], directory: directory)
+        try await second.stop()
+        let crashed = try PluggableApplicationHost(services: [ServiceDescriptor(name: "analytics", service: try Self.service())], configuration: .init(stateDirectory: directory + "/state"))
+        try await crashed.launch()
+        try await crashed.enterBackground()  // flushes the launch record
+        let third = try await RunningTestHost.start([ServiceDescriptor(name: "analytics", service: try Self.service())], directory: directory)
+        try await third.stop()
+        let after = try AnalyticsReport.load(stateDirectory: directory + "/state")
+        #expect(after.launches == 4)
+        #expect(after.firstLaunches == 1)
+        #expect(after.cleanPreviousExits == 2)
+        #expect(after.uncleanPreviousExits == 1)
+        #expect(after.terminations == 3)
+    }
+
+    @Test func flushesOnTheIntervalOnlyWhenSomethingIsPending() async throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let analytics = try Self.service(["flush-interval": .string("50ms")])
+        let running = try await RunningTestHost.start([ServiceDescriptor(name: "analytics", service: analytics)], directory: directory)
+        let log = directory + "/state/analytics/events.log"
+        let size = { (try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0 }
+        // The launch record is flushed by the run loop right after launch.
+        #expect(await eventually { AnalyticsReport.load(at: directory)?.launches == 1 })
+        let afterLaunch = size()
+        try await running.host.setSessionLocked(true)  // recorded, not flushed by the hook
+        #expect(await eventually { size() > afterLaunch })
+        #expect(AnalyticsReport.load(at: directory)?.sessionLocks == 1)
+        try await running.stop()
+    }
+
+    @Test func recoveryDropsATornTailAndKeepsEverythingBefore() throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try AnalyticsStore(directory: directory)
+        for _ in 0..<5 { _ = store.record(.background) }
+        try store.flush(compactAfter: .max)
+        let good = try Data(contentsOf: URL(fileURLWithPath: store.logPath))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: store.logPath))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data([0x20, 0, 0, 0, 1, 2, 3, 4, 0x7B, 0x22]))  // a frame cut short
+        try handle.close()
+
+        #expect(try AnalyticsReport.load(stateDirectory: "", directory: directory).backgroundEntries == 5)
+        let reopened = try AnalyticsStore(directory: directory)
+        #expect(reopened.recoveredBytes == 10)
+        #expect(reopened.report.backgroundEntries == 5)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store.logPath)) == good)
+        // New records continue after the recovered prefix.
+        _ = reopened.record(.foreground)
+        try reopened.flush(compactAfter: .max)
+        let again = try AnalyticsStore(directory: directory)
+        #expect(again.report.backgroundEntries == 5 && again.report.foregroundEntries == 1)
+        #expect(again.recoveredBytes == 0)
+    }
+
+    @Test func aCorruptRecordEndsTheGoodPrefix() throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try AnalyticsStore(directory: directory)
+        _ = store.record(.reload)
+        try store.flush(compactAfter: .max)
+        let firstLength = try Data(contentsOf: URL(fileURLWithPath: store.logPath)).count
+        _ = store.record(.reload)
+        _ = store.record(.reload)
+        try store.flush(compactAfter: .max)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: store.logPath))
+        bytes[firstLength + 12] ^= 0x01  // one flipped bit inside the second record's payload
+        try bytes.write(to: URL(fileURLWithPath: store.logPath))
+        let reopened = try AnalyticsStore(directory: directory)
+        #expect(reopened.report.reloads == 1)
+        #expect(reopened.recoveredBytes == bytes.count - firstLength)
+    }
+
+    /// Stands in for SIGKILL mid-write: the log cut at every byte offset of its last record
+    /// still reads, with every earlier record.
+    @Test func aKillAtAnyByteOfTheLastRecordKeepsTheEarlierOnes() throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try AnalyticsStore(directory: directory)
+        _ = store.record(.launch, first: true, previousExit: "none")
+        _ = store.record(.memoryWarning, level: "critical")
+        try store.flush(compactAfter: .max)
+        let before = try Data(contentsOf: URL(fileURLWithPath: store.logPath))
+        let expected = store.report
+        _ = store.record(.foregroundTime, seconds: 12.5)
+        try store.flush(compactAfter: .max)
+        let full = try Data(contentsOf: URL(fileURLWithPath: store.logPath))
+        #expect(full.count > before.count + 8)
+        for cut in before.count..<full.count {
+            try full.prefix(cut).write(to: URL(fileURLWithPath: store.logPath))
+            let loaded = try AnalyticsReport.load(stateDirectory: "", directory: directory)
+            #expect(loaded == expected, "cut at \(cut)")
+            let recovered = try AnalyticsStore(directory: directory)
+            #expect(recovered.report == expected, "cut at \(cut)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: store.logPath)) == before, "cut at \(cut)")
+        }
+        try full.write(to: URL(fileURLWithPath: store.logPath))
+        #expect(try AnalyticsReport.load(stateDirectory: "", directory: directory).foregroundSeconds == 12.5)
+    }
+
+    @Test func compactionKeepsTotalsAndNeverCountsTwice() throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try AnalyticsStore(directory: directory)
+        var compacted = false
+        for round in 0..<40 {
+            _ = store.record(round.isMultiple(of: 2) ? .background : .foreground)
+            _ = store.record(.backgroundTime, seconds: 1.5)
+            let logBefore = try Data(contentsOf: URL(fileURLWithPath: store.logPath))
+            try store.flush(compactAfter: 1024)
+            let logAfter = try Data(contentsOf: URL(fileURLWithPath: store.logPath))
+            if logAfter.count < logBefore.count + 50 { compacted = true }
+        }
+        #expect(compacted)
+        #expect(FileManager.default.fileExists(atPath: store.summaryPath))
+        let loaded = try AnalyticsReport.load(stateDirectory: "", directory: directory)
+        #expect(loaded.transitions == 40)
+        #expect(loaded.backgroundSeconds == 60)
+        #expect(loaded == store.report)
+
+        // Simulate a crash between writing the summary and truncating the log: compact, then put
+        // the pre-compaction log back. Nothing may be counted twice.
+        _ = store.record(.reload)
+        try store.flush(compactAfter: .max)
+        let uncompacted = try Data(contentsOf: URL(fileURLWithPath: store.logPath))
+        try store.compact()
+        try uncompacted.write(to: URL(fileURLWithPath: store.logPath))
+        let replayed = try AnalyticsReport.load(stateDirectory: "", directory: directory)
+        #expect(replayed.reloads == 1)
+        #expect(replayed == store.report)
+        #expect(try AnalyticsStore(directory: directory).report == store.report)
+    }
+
+    @Test func reportRendersTableAndJSON() throws {
+        var report = AnalyticsReport()
+        report.apply(AnalyticsEvent(seq: 1, kind: .launch, first: true, previousExit: "none"))
+        report.apply(AnalyticsEvent(seq: 2, kind: .background))
+        report.apply(AnalyticsEvent(seq: 3, kind: .foregroundTime, seconds: 3725))
+        let table = report.renderTable()
+        #expect(table.contains("launches"))
+        #expect(table.contains("1h 2m 5s"))
+        #expect(table.contains("1 (1 to background, 0 to foreground)"))
+        let json = try report.renderJSON()
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        #expect(object?["launches"] as? Int == 1)
+        #expect(object?["transitions"] as? Int == 1)
+        #expect(object?["foregroundSeconds"] as? Double == 3725)
+        #expect(try AnalyticsReport.decoder.decode(AnalyticsReport.self, from: Data(json.utf8)) == report)
+    }
+
+    @Test func aMissingDirectoryIsAnEmptyReport() throws {
+        #expect(try AnalyticsReport.load(stateDirectory: "/nonexistent/apphost-\(UUID())") == AnalyticsReport())
+    }
+
+    @Test(arguments: [
+        (["flush-interval": ConfigValue.string("often")], "flush-interval"),
+        (["flush-interval": .string("1ms")], "flush-interval"),
+        (["compact-after": .string("lots")], "compact-after"),
+        (["compact-after": .int(0)], "compact-after"),
+        (["compactAfter": .int(10)], "compactAfter"),
+    ])
+    func rejectsBadSettings(settings: [String: ConfigValue], key: String) {
+        let error = #expect(throws: ConfigurationError.self) {
+            try AnalyticsService(configuration: ServiceConfiguration(settings, keyPath: "services[0].settings"))
+        }
+        #expect(error?.keyPath == "services[0].settings.\(key)")
+    }
+
+    @Test func parsesSizes() {
+        #expect(AnalyticsService.parseSize("64KiB") == 65536)
+        #expect(AnalyticsService.parseSize("1M") == 1 << 20)
+        #expect(AnalyticsService.parseSize("512B") == 512)
+        #expect(AnalyticsService.parseSize("4096") == 4096)
+        #expect(AnalyticsService.parseSize("-1") == nil)
+    }
+}
+
+extension AnalyticsReport {
+    /// Loads from an analytics directory itself (tests keep the store's files in a bare temp dir).
+    static func load(stateDirectory _: String, directory: String) throws -> AnalyticsReport {
+        var report = try loadSummary(directory: directory)
+        report.fold(AnalyticsLog.scan(try AtomicFile.read(directory + "/" + AnalyticsStore.logName) ?? []).events)
+        return report
+    }
+
+    /// The report of a test host's state directory, nil while unreadable.
+    static func load(at testDirectory: String) -> AnalyticsReport? {
+        try? load(stateDirectory: testDirectory + "/state")
+    }
+}

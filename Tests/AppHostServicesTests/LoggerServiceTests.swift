@@ -1,0 +1,128 @@
+import AppHost
+import AppHostServices
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+/// A log handler that keeps every record, for assertions. A value type, as swift-log expects
+/// (each `Logger` copy has its own metadata); the records are shared.
+struct CapturingLogHandler: LogHandler {
+    struct Entry: Sendable {
+        let level: Logger.Level
+        let message: String
+        let metadata: [String: String]
+    }
+
+    final class Storage: Sendable {
+        let entries = Mutex<[Entry]>([])
+    }
+
+    let storage = Storage()
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+
+    var entries: [Entry] { storage.entries.withLock { $0 } }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var merged = metadata
+        for (key, value) in event.metadata ?? [:] { merged[key] = value }
+        let entry = Entry(level: event.level, message: event.message.description, metadata: merged.mapValues { "\($0)" })
+        storage.entries.withLock { $0.append(entry) }
+    }
+
+    /// A logger that writes here.
+    var logger: Logger {
+        let handler = self
+        return Logger(label: "test") { _ in handler }
+    }
+}
+
+@Suite("logger")
+struct LoggerServiceTests {
+    static func descriptor(_ settings: [String: ConfigValue] = [:]) -> ServiceDescriptor {
+        ServiceDescriptor(name: "logger", type: LoggerService.typeName, isRequired: true, configuration: ServiceConfiguration(settings), registry: BuiltinServices.registry())
+    }
+
+    /// Runs a host with a logger and a slow probe through a full cycle and returns the audit records.
+    static func audit(_ settings: [String: ConfigValue] = [:], reloadTo newSettings: [String: ConfigValue]? = nil) async throws -> [CapturingLogHandler.Entry] {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = CapturingLogHandler()
+        let (launched, continuation) = AsyncStream<Void>.makeStream()
+        let hang: ConfigValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("hang"), "duration": .string("400ms")])])
+        let host = try PluggableApplicationHost(
+            services: [descriptor(settings), probeDescriptor("probe", ["faults": hang])],
+            configuration: .init(hookDeadline: .milliseconds(100), stateDirectory: directory + "/state"),
+            observer: .init(didLaunch: { _, _ in continuation.yield() }),
+            logger: capture.logger
+        )
+        // Unstructured on purpose: the host runs beside the test, which drives it.
+        let task = Task {
+            defer { continuation.finish() }
+            try await host.run()
+        }
+        for await _ in launched { break }
+        try await host.enterBackground()
+        try await host.enterForeground()
+        try await host.receiveMemoryWarning(level: .critical)
+        if let newSettings {
+            try await host.reload([descriptor(newSettings), probeDescriptor("probe", ["faults": hang])])
+            try await host.receiveMemoryWarning(level: .warning)
+        }
+        await host.terminate()
+        try await task.value
+        return capture.entries.filter { $0.metadata["from_state"] != nil && $0.metadata["service"] == "logger" }
+    }
+
+    @Test func writesOneRecordPerEventInOrderWithTerminateLast() async throws {
+        let records = try await Self.audit()
+        #expect(records.map { $0.metadata["event"] } == [
+            "didFinishLaunching", "didBecomeActive", "willResignActive", "didEnterBackground",
+            "willEnterForeground", "didBecomeActive", "didReceiveMemoryWarning.critical", "willTerminate",
+        ])
+        let background = try #require(records.first { $0.metadata["event"] == "didEnterBackground" })
+        #expect(background.metadata["from_state"] == "inactive")
+        #expect(background.metadata["to_state"] == "background")
+        #expect(background.metadata["service_count"] == "2")
+        #expect(background.metadata["overran"] == "probe")
+        #expect(background.level == .warning)
+        #expect(background.message.hasPrefix("didEnterBackground: inactive → background in "))
+        #expect(background.message.contains("(2 services); overran: probe (100ms)"))
+        #expect(Int(background.metadata["duration_us"] ?? "") ?? 0 >= 100_000)
+        let active = try #require(records.first { $0.metadata["event"] == "didBecomeActive" })
+        #expect(active.level == .info)
+        #expect(active.metadata["overran"] == nil)
+        #expect(records.last?.message == "willTerminate: terminating → notRunning (2 services)")
+    }
+
+    @Test func recordsOnlyChosenEventsAtTheChosenLevel() async throws {
+        let records = try await Self.audit(["level": .string("notice"), "events": .array([.string("didReceiveMemoryWarning"), .string("willTerminate")])])
+        #expect(records.map { $0.metadata["event"] } == ["didReceiveMemoryWarning.critical", "willTerminate"])
+        #expect(records.allSatisfy { $0.level == .notice })
+    }
+
+    @Test func reloadChangesLevelAndEventsLive() async throws {
+        let records = try await Self.audit(["events": .array([.string("didBecomeActive")])], reloadTo: ["level": .string("error"), "events": .array([.string("didReceiveMemoryWarning.warning")])])
+        #expect(records.map { $0.metadata["event"] } == ["didBecomeActive", "didBecomeActive", "didReceiveMemoryWarning.warning"])
+        #expect(records.last?.level == .error)
+    }
+
+    @Test(arguments: [
+        (["level": ConfigValue.string("loud")], "level"),
+        (["events": .array([.string("didExplode")])], "events[0]"),
+        (["events": .string("didEnterBackground")], "events"),
+        (["colour": .bool(true)], "colour"),
+    ])
+    func rejectsBadSettings(settings: [String: ConfigValue], key: String) {
+        let error = #expect(throws: ConfigurationError.self) {
+            try LoggerService(configuration: ServiceConfiguration(settings, keyPath: "services[0].settings"))
+        }
+        #expect(error?.keyPath == "services[0].settings.\(key)")
+    }
+}

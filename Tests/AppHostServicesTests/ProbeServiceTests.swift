@@ -1,0 +1,167 @@
+import AppHost
+import AppHostServices
+import Foundation
+import Testing
+
+/// A host that `run()`s beside a test (so service run loops start), with its own temp state
+/// directory; the test drives it with the host's requests and stops it at the end.
+struct RunningTestHost: Sendable {
+    let host: PluggableApplicationHost
+    let task: Task<Void, any Error>
+    let directory: String
+
+    /// Starts a host with `services` and waits until it is active.
+    static func start(
+        _ services: [ServiceDescriptor],
+        directory: String? = nil,
+        hookDeadline: Duration = .seconds(5)
+    ) async throws -> RunningTestHost {
+        let directory = directory ?? makeTemporaryDirectory()
+        let (launched, continuation) = AsyncStream<Void>.makeStream()
+        let host = try PluggableApplicationHost(
+            services: services,
+            configuration: .init(hookDeadline: hookDeadline, launchDeadline: hookDeadline, terminateDeadline: hookDeadline, stateDirectory: directory + "/state"),
+            observer: .init(didLaunch: { _, _ in continuation.yield() })
+        )
+        // Unstructured on purpose: the host runs beside the test, which drives it and awaits the
+        // task in `stop()`.
+        let task = Task {
+            defer { continuation.finish() }
+            try await host.run()
+        }
+        for await _ in launched { break }
+        return RunningTestHost(host: host, task: task, directory: directory)
+    }
+
+    /// Terminates the host and waits for `run()` to return.
+    func stop() async throws {
+        await host.terminate()
+        try await task.value
+    }
+}
+
+/// A fresh directory under the system's temp directory.
+func makeTemporaryDirectory() -> String {
+    let path = FileManager.default.temporaryDirectory.path + "/apphost-test-\(UUID().uuidString)"
+    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// The lines of a text file, or none when it is missing.
+func readLines(_ path: String) -> [String] {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+    return text.split(separator: "\n").map(String.init)
+}
+
+func probeDescriptor(_ name: String, _ settings: [String: ConfigValue], isRequired: Bool = true) -> ServiceDescriptor {
+    ServiceDescriptor(name: name, type: ProbeService.typeName, isRequired: isRequired, configuration: ServiceConfiguration(settings), registry: BuiltinServices.registry())
+}
+
+@Suite("probe")
+struct ProbeServiceTests {
+    @Test func recordsEveryHookInOrder() async throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let record = directory + "/probe.log"
+        let host = try PluggableApplicationHost(
+            services: [probeDescriptor("a", ["record-to": .string(record)]), probeDescriptor("b", ["record-to": .string(record)])],
+            configuration: .init(stateDirectory: directory + "/state")
+        )
+        try await host.launch()
+        try await host.enterBackground()
+        try await host.enterForeground()
+        try await host.receiveMemoryWarning(level: .critical)
+        try await host.setSessionLocked(true)
+        try await host.setSessionLocked(false)
+        await host.terminate()
+        #expect(readLines(record) == [
+            "a willFinishLaunching", "a didFinishLaunching", "b willFinishLaunching", "b didFinishLaunching",
+            "a didBecomeActive", "b didBecomeActive",
+            "b willResignActive", "a willResignActive", "b didEnterBackground", "a didEnterBackground",
+            "a willEnterForeground", "b willEnterForeground", "a didBecomeActive", "b didBecomeActive",
+            "a didReceiveMemoryWarning.critical", "b didReceiveMemoryWarning.critical",
+            "b protectedDataWillBecomeUnavailable", "a protectedDataWillBecomeUnavailable",
+            "a protectedDataDidBecomeAvailable", "b protectedDataDidBecomeAvailable",
+            "b willTerminate", "a willTerminate",
+        ])
+    }
+
+    @Test func refuseInRequiredLaunchRollsBack() async throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let record = directory + "/probe.log"
+        let faults: ConfigValue = .array([.table(["hook": .string("didFinishLaunching"), "action": .string("refuse")])])
+        let host = try PluggableApplicationHost(
+            services: [probeDescriptor("a", ["record-to": .string(record)]), probeDescriptor("b", ["record-to": .string(record), "faults": faults])],
+            configuration: .init(stateDirectory: directory + "/state")
+        )
+        await #expect(throws: LaunchFailure.self) { try await host.launch() }
+        #expect(readLines(record) == ["a willFinishLaunching", "a didFinishLaunching", "b willFinishLaunching", "b didFinishLaunching", "a willTerminate"])
+    }
+
+    @Test func hangOverrunsAndThrowIsReported() async throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let record = directory + "/probe.log"
+        let hang: ConfigValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("hang"), "duration": .string("2s")])])
+        let fail: ConfigValue = .array([.table(["hook": .string("didReceiveMemoryWarning"), "action": .string("throw")])])
+        let host = try PluggableApplicationHost(
+            services: [probeDescriptor("slow", ["record-to": .string(record), "faults": hang]), probeDescriptor("fast", ["record-to": .string(record), "faults": fail])],
+            configuration: .init(hookDeadline: .milliseconds(200), stateDirectory: directory + "/state")
+        )
+        try await host.launch()
+        let started = ContinuousClock.now
+        try await host.enterBackground()
+        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(await host.status.lastOverrun?.service == "slow")
+        try await host.receiveMemoryWarning(level: .warning)
+        #expect(await host.status.services.first { $0.name == "fast" }?.lastError?.contains("probe fault") == true)
+        await host.terminate()
+        #expect(readLines(record).contains("fast didEnterBackground"))
+    }
+
+    @Test func blockHoldsItsThreadForTheDuration() async throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let faults: ConfigValue = .array([.table(["hook": .string("willResignActive"), "action": .string("block"), "duration": .string("300ms")])])
+        let host = try PluggableApplicationHost(
+            services: [probeDescriptor("p", ["faults": faults])],
+            configuration: .init(stateDirectory: directory + "/state")
+        )
+        try await host.launch()
+        let started = ContinuousClock.now
+        try await host.enterBackground()
+        #expect(ContinuousClock.now - started >= .milliseconds(300))
+        await host.terminate()
+    }
+
+    @Test func reloadAppliesNewFaultsLive() async throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let record = directory + "/probe.log"
+        let host = try PluggableApplicationHost(services: [probeDescriptor("p", ["record-to": .string(record)])], configuration: .init(stateDirectory: directory + "/state"))
+        try await host.launch()
+        let faults: ConfigValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("throw")])])
+        let report = try await host.reload([probeDescriptor("p", ["record-to": .string(record), "faults": faults])])
+        #expect(report.updated == ["p"])
+        try await host.enterBackground()
+        #expect(await host.status.services[0].lastError?.contains("didEnterBackground") == true)
+        await host.terminate()
+        #expect(readLines(record).contains("p didUpdateConfiguration"))
+    }
+
+    @Test(arguments: [
+        (["record-to": ConfigValue.string("relative.log")], "record-to"),
+        (["recordTo": .string("/tmp/x")], "recordTo"),
+        (["faults": .array([.table(["hook": .string("didExplode"), "action": .string("throw")])])], "faults[0].hook"),
+        (["faults": .array([.table(["hook": .string("didEnterBackground"), "action": .string("refuse")])])], "faults[0].action"),
+        (["faults": .array([.table(["hook": .string("didEnterBackground"), "action": .string("throw"), "duration": .string("1s")])])], "faults[0].duration"),
+        (["faults": .array([.table(["hook": .string("didEnterBackground"), "action": .string("hang"), "duration": .string("soon")])])], "faults[0].duration"),
+    ])
+    func rejectsBadSettings(settings: [String: ConfigValue], key: String) throws {
+        let error = #expect(throws: ConfigurationError.self) {
+            try ProbeService(configuration: ServiceConfiguration(settings, keyPath: "services[0].settings"))
+        }
+        #expect(error?.keyPath == "services[0].settings.\(key)")
+    }
+}

@@ -1,0 +1,324 @@
+@testable import AppHostServices
+import AppHost
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+// MARK: Support shared by the session-lock and notification tests
+
+/// Things that happen during a test (log records, hook calls, D-Bus calls), in order, with a way
+/// to await the next one that matches instead of sleeping.
+final class AwaitedLog<Element: Sendable>: Sendable {
+    private struct Waiter {
+        let predicate: @Sendable (Element) -> Bool
+        let continuation: CheckedContinuation<Element?, Never>
+    }
+
+    private struct State {
+        var elements: [Element] = []
+        var waiters: [Int: Waiter] = [:]
+        var nextID = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// Everything appended so far.
+    var all: [Element] { state.withLock { $0.elements } }
+
+    func append(_ element: Element) {
+        let ready = state.withLock { state -> [CheckedContinuation<Element?, Never>] in
+            state.elements.append(element)
+            let matching = state.waiters.filter { $0.value.predicate(element) }
+            for id in matching.keys { state.waiters[id] = nil }
+            return matching.values.map(\.continuation)
+        }
+        for continuation in ready { continuation.resume(returning: element) }
+    }
+
+    /// The first element (already there or still to come) matching `predicate`, or nil after `timeout`.
+    func first(timeout: Duration = .seconds(10), where predicate: @escaping @Sendable (Element) -> Bool) async -> Element? {
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        return await withTaskGroup(of: Element?.self) { group in
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    let existing = self.state.withLock { state -> Element? in
+                        if let found = state.elements.first(where: predicate) { return found }
+                        state.waiters[id] = Waiter(predicate: predicate, continuation: continuation)
+                        return nil
+                    }
+                    if let existing { continuation.resume(returning: existing) }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                // Time is up: release the waiter (if it is still waiting) with nil.
+                let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
+                waiter?.continuation.resume(returning: nil)
+                return nil
+            }
+            let result = await group.next() ?? nil
+            group.cancelAll()
+            if result != nil {
+                // The element arrived: end the timer's wait right away.
+                let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
+                waiter?.continuation.resume(returning: nil)
+            }
+            return result
+        }
+    }
+}
+
+/// One captured log record.
+struct CapturedLogRecord: Sendable {
+    let level: Logger.Level
+    let message: String
+    let metadata: [String: String]
+}
+
+/// A `LogHandler` that keeps every record in an `AwaitedLog`.
+struct RecordCollectingLogHandler: LogHandler {
+    let records: AwaitedLog<CapturedLogRecord>
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+        records.append(CapturedLogRecord(level: event.level, message: event.message.description, metadata: merged.mapValues { "\($0)" }))
+    }
+}
+
+/// A service that records the name of every hook it receives.
+struct HookRecordingService: ApplicationService {
+    let events: AwaitedLog<String>
+
+    func applicationDidBecomeActive(_ application: Application) async throws { events.append("didBecomeActive") }
+    func applicationDidEnterBackground(_ application: Application) async throws { events.append("didEnterBackground") }
+    func applicationWillEnterForeground(_ application: Application) async throws { events.append("willEnterForeground") }
+    func applicationProtectedDataWillBecomeUnavailable(_ application: Application) async throws {
+        events.append("protectedDataWillBecomeUnavailable locked=\(application.isSessionLocked)")
+    }
+    func applicationProtectedDataDidBecomeAvailable(_ application: Application) async throws {
+        events.append("protectedDataDidBecomeAvailable locked=\(application.isSessionLocked)")
+    }
+}
+
+/// A host running (`run()`) in a task group beside the test body, with captured logs.
+func withRunningHost(
+    _ services: [ServiceDescriptor],
+    logs: AwaitedLog<CapturedLogRecord> = AwaitedLog(),
+    _ body: @Sendable (PluggableApplicationHost) async throws -> Void
+) async throws {
+    let launched = AwaitedLog<Bool>()
+    let host = try PluggableApplicationHost(
+        services: services,
+        observer: .init(didLaunch: { _, _ in launched.append(true) }),
+        logger: Logger(label: "test") { _ in RecordCollectingLogHandler(records: logs) }
+    )
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await host.run() }
+        #expect(await launched.first { _ in true } == true)
+        do {
+            try await body(host)
+        } catch {
+            await host.terminate()
+            throw error
+        }
+        await host.terminate()
+        try await group.waitForAll()
+    }
+}
+
+/// A fresh private directory under the system's temp directory.
+func makeSessionTestDirectory() throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("apphost-h4b-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    return path
+}
+
+/// Writes `content` to `path` with `mode`.
+func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
+    #expect(FileManager.default.createFile(atPath: path, contents: Data(content.utf8), attributes: [.posixPermissions: mode]))
+    try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+}
+
+// MARK: Tests
+
+@Suite struct SessionLockServiceTests {
+    private func lockService(_ settings: [String: ConfigValue], environment: [String: String] = [:]) throws -> SessionLockService {
+        try SessionLockService(configuration: ServiceConfiguration(settings), environment: environment)
+    }
+
+    @Test func locksOnBackgroundAndUnlocksOnForegroundWithTheSecretReRead() async throws {
+        let directory = try makeSessionTestDirectory()
+        let path = directory + "/secret"
+        try writeSecret("hunter2-session", to: path)
+        let service = try lockService(["secret-file": .string(path)])
+        let events = AwaitedLog<String>()
+        let logs = AwaitedLog<CapturedLogRecord>()
+        try await withRunningHost([
+            ServiceDescriptor(name: "recorder", service: HookRecordingService(events: events)),
+            ServiceDescriptor(name: "session-lock", service: service),
+        ], logs: logs) { host in
+            #expect(service.hasSecret)
+            let changes = host.bus.subscribe(to: SessionLockDidChange.self)
+            try await host.enterBackground()
+            #expect(await events.first { $0.hasPrefix("protectedDataWillBecomeUnavailable") } != nil)
+            #expect(!service.hasSecret)
+            #expect(service.isLocked)
+            try await host.enterForeground()
+            #expect(await events.first { $0.hasPrefix("protectedDataDidBecomeAvailable") } != nil)
+            #expect(service.hasSecret)
+            var iterator = changes.makeAsyncIterator()
+            #expect(await iterator.next() == SessionLockDidChange(isLocked: true, reason: "entered background"))
+            #expect(await iterator.next() == SessionLockDidChange(isLocked: false, reason: "entered foreground"))
+        }
+        let protected = events.all.filter { $0.hasPrefix("protectedData") }
+        #expect(protected == ["protectedDataWillBecomeUnavailable locked=false", "protectedDataDidBecomeAvailable locked=false"])
+        // The lock comes after the background transition, the unlock after the foreground one.
+        let all = events.all
+        #expect(all.firstIndex(of: "didEnterBackground")! < all.firstIndex(of: "protectedDataWillBecomeUnavailable locked=false")!)
+        #expect(all.firstIndex(of: "willEnterForeground")! < all.firstIndex(of: "protectedDataDidBecomeAvailable locked=false")!)
+        #expect(!logs.all.contains { $0.message.contains("hunter2") || $0.metadata.values.contains { $0.contains("hunter2") } })
+    }
+
+    @Test func returningWithinTheGracePeriodCancelsTheLock() async throws {
+        let directory = try makeSessionTestDirectory()
+        let path = directory + "/secret"
+        try writeSecret("grace", to: path)
+        let service = try lockService(["secret-file": .string(path), "grace-period": .string("300ms")])
+        let events = AwaitedLog<String>()
+        let statuses = AwaitedLog<SessionLockStatus>()
+        try await withRunningHost([
+            ServiceDescriptor(name: "recorder", service: HookRecordingService(events: events)),
+            ServiceDescriptor(name: "session-lock", service: service),
+        ]) { host in
+            let stream = host.bus.subscribe(to: SessionLockStatus.self)
+            // Unstructured on purpose: forwards bus messages into the awaitable log until the test ends.
+            let forwarder = Task { for await status in stream { statuses.append(status) } }
+            defer { forwarder.cancel() }
+
+            try await host.enterBackground()
+            #expect(await statuses.first { $0.isLockPending } != nil)
+            try await host.enterForeground()
+            #expect(await statuses.first { !$0.isLockPending && !$0.isLocked } != nil)
+            // Nothing to await for an absence: give the cancelled timer twice its time to misfire.
+            try await Task.sleep(for: .milliseconds(600))
+            #expect(!events.all.contains { $0.hasPrefix("protectedData") })
+            #expect(service.hasSecret)
+            #expect(!service.isLocked)
+
+            // Without a return, the lock comes once the grace period is over, not before.
+            let start = ContinuousClock.now
+            try await host.enterBackground()
+            #expect(await events.first { $0.hasPrefix("protectedDataWillBecomeUnavailable") } != nil)
+            #expect(ContinuousClock.now - start >= .milliseconds(300))
+            #expect(!service.hasSecret)
+        }
+    }
+
+    @Test func aMissingSecretKeepsTheSessionLockedAndSaysWhy() async throws {
+        let directory = try makeSessionTestDirectory()
+        let path = directory + "/absent"
+        let service = try lockService(["secret-file": .string(path)])
+        let events = AwaitedLog<String>()
+        let logs = AwaitedLog<CapturedLogRecord>()
+        try await withRunningHost([
+            ServiceDescriptor(name: "recorder", service: HookRecordingService(events: events)),
+            ServiceDescriptor(name: "session-lock", service: service),
+        ], logs: logs) { host in
+            // Starts locked: the host fans out the lock although nothing went to the background.
+            #expect(await events.first { $0.hasPrefix("protectedDataWillBecomeUnavailable") } != nil)
+            let launchError = await logs.first { $0.level == .error && $0.message.contains("session starts locked") }
+            #expect(launchError?.message.contains(path) == true)
+            #expect(launchError?.message.contains("does not exist") == true)
+
+            try await host.enterBackground()
+            try await host.enterForeground()
+            let unlockError = await logs.first { $0.level == .error && $0.message.contains("session stays locked") }
+            #expect(unlockError?.message.contains(path) == true)
+            #expect(service.isLocked)
+            #expect(!service.hasSecret)
+
+            // Once the file is there, the next foreground unlocks.
+            try writeSecret("now-here", to: path)
+            try await host.enterBackground()
+            try await host.enterForeground()
+            #expect(await events.first { $0.hasPrefix("protectedDataDidBecomeAvailable") } != nil)
+            #expect(service.hasSecret)
+        }
+    }
+
+    @Test func aSecretFileReadableByOthersIsRefused() async throws {
+        let directory = try makeSessionTestDirectory()
+        let path = directory + "/secret"
+        try writeSecret("too-open", to: path, mode: 0o644)
+        let service = try lockService(["secret-file": .string(path)])
+        let logs = AwaitedLog<CapturedLogRecord>()
+        try await withRunningHost([ServiceDescriptor(name: "session-lock", service: service)], logs: logs) { host in
+            let refusal = await logs.first { $0.level == .error && $0.message.contains("chmod 600 \(path)") }
+            #expect(refusal?.message.contains("0644") == true)
+            #expect(!service.hasSecret)
+            #expect(service.isLocked)
+        }
+        #expect(!logs.all.contains { $0.message.contains("too-open") })
+    }
+
+    @Test func credentialsComeFromTheCredentialsDirectory() async throws {
+        let directory = try makeSessionTestDirectory()
+        try writeSecret("from-systemd", to: directory + "/session-secret", mode: 0o400)
+        let service = try lockService(["credential": .string("session-secret")], environment: ["CREDENTIALS_DIRECTORY": directory])
+        let events = AwaitedLog<String>()
+        try await withRunningHost([
+            ServiceDescriptor(name: "recorder", service: HookRecordingService(events: events)),
+            ServiceDescriptor(name: "session-lock", service: service),
+        ]) { host in
+            #expect(service.hasSecret)
+            try await host.enterBackground()
+            #expect(await events.first { $0.hasPrefix("protectedDataWillBecomeUnavailable") } != nil)
+            try await host.enterForeground()
+            #expect(await events.first { $0.hasPrefix("protectedDataDidBecomeAvailable") } != nil)
+            #expect(service.hasSecret)
+        }
+
+        let missing = try lockService(["credential": .string("session-secret")], environment: [:])
+        let logs = AwaitedLog<CapturedLogRecord>()
+        try await withRunningHost([ServiceDescriptor(name: "session-lock", service: missing)], logs: logs) { _ in
+            let error = await logs.first { $0.level == .error }
+            #expect(error?.message.contains("LoadCredential=session-secret:") == true)
+        }
+    }
+
+    @Test func wipingOverwritesTheBytes() throws {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16, alignment: 1)
+        defer { buffer.deallocate() }
+        buffer.copyBytes(from: Array("0123456789abcdef".utf8))
+        SessionSecret.zero(buffer)
+        #expect(buffer.allSatisfy { $0 == 0 })
+
+        let directory = try makeSessionTestDirectory()
+        try writeSecret("sixteen-bytes-ok", to: directory + "/secret")
+        let secret = try SessionSecret.read(from: directory + "/secret")
+        #expect(secret.count == 16)
+        secret.wipe()
+        #expect(secret.count == 0)
+    }
+
+    @Test func settingsAreValidatedStrictly() {
+        #expect(throws: ConfigurationError.self) { try lockService(["credential": .string("a"), "secret-file": .string("/b")]) }
+        #expect(throws: ConfigurationError.self) { try lockService(["secret-file": .string("relative/path")]) }
+        #expect(throws: ConfigurationError.self) { try lockService(["credential": .string("../escape")]) }
+        #expect(throws: ConfigurationError.self) { try lockService(["grace-period": .string("soon")]) }
+        #expect(throws: ConfigurationError.self) { try lockService(["grace": .string("1s")]) }
+        #expect(throws: Never.self) { try lockService([:]) }
+        #expect(SessionLockService.typeName == "session-lock")
+    }
+}

@@ -1,0 +1,87 @@
+@testable import AppHost
+import Testing
+
+@Suite struct DeadlineTests {
+    @Test func stuckHookIsNamedAndLaterEventsWaitBehindIt() async throws {
+        let journal = Journal()
+        let latch = Latch()
+        defer { latch.open() }
+        let probe = ConcurrencyProbe()
+        let host = try PluggableApplicationHost(
+            services: [
+                descriptor(Recorder(name: "first", journal: journal)),
+                descriptor(Recorder(name: "second", journal: journal)),
+                descriptor(Recorder(name: "stuck", journal: journal, hangs: ["didEnterBackground": latch], probe: probe), deadline: .milliseconds(100)),
+                descriptor(Recorder(name: "last", journal: journal)),
+            ],
+            configuration: .init(hookDeadline: .seconds(2)),
+            logger: quietLogger
+        )
+        try await host.launch()
+        _ = journal.drain()
+
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(try await host.enterBackground())
+        #expect(clock.now - start < .seconds(2), "the host waited for the stuck hook")
+        #expect(journal.services(for: "didEnterBackground") == ["last", "stuck", "second", "first"])
+        let status = await host.status
+        #expect(status.state == .background)
+        #expect(status.lastOverrun == Overrun(service: "stuck", hook: "applicationDidEnterBackground", deadline: .milliseconds(100)))
+        #expect(status.description.contains("stuck overran applicationDidEnterBackground (100ms)"))
+        _ = journal.drain()
+
+        #expect(try await host.enterForeground())
+        let foreground = journal.drain()
+        #expect(foreground == ["first:willEnterForeground", "second:willEnterForeground", "last:willEnterForeground",
+                               "first:didBecomeActive", "second:didBecomeActive", "last:didBecomeActive"],
+                "stuck must not get foreground events while its background hook runs")
+
+        latch.open()
+        #expect(await journal.wait(for: "stuck:didBecomeActive"))
+        #expect(journal.drain() == ["stuck:willEnterForeground", "stuck:didBecomeActive"])
+        #expect(probe.maximum == 1, "two hooks of one service ran at once")
+        await host.terminate()
+        #expect(journal.services(for: "willTerminate") == ["last", "stuck", "second", "first"])
+    }
+
+    @Test func hostDeadlineAppliesWithoutOverride() async throws {
+        let journal = Journal()
+        let latch = Latch()
+        defer { latch.open() }
+        let host = try PluggableApplicationHost(
+            services: [
+                descriptor(Recorder(name: "a", journal: journal)),
+                descriptor(Recorder(name: "b", journal: journal, hangs: ["didReceiveMemoryWarning.warning": latch])),
+                descriptor(Recorder(name: "c", journal: journal)),
+            ],
+            configuration: .init(hookDeadline: .milliseconds(50)),
+            logger: quietLogger
+        )
+        try await host.launch()
+        try await host.receiveMemoryWarning(level: .warning)
+        #expect(journal.services(for: "didReceiveMemoryWarning.warning") == ["a", "b", "c"])
+        #expect(await host.status.lastOverrun == Overrun(service: "b", hook: "applicationDidReceiveMemoryWarning", deadline: .milliseconds(50)))
+        latch.open()
+        await host.terminate()
+    }
+
+    @Test func stuckTerminateDoesNotHoldUpShutdown() async throws {
+        let journal = Journal()
+        let latch = Latch()
+        defer { latch.open() }
+        let host = try PluggableApplicationHost(
+            services: [
+                descriptor(Recorder(name: "a", journal: journal)),
+                descriptor(Recorder(name: "b", journal: journal, hangs: ["willTerminate": latch])),
+            ],
+            configuration: .init(terminateDeadline: .milliseconds(100)),
+            logger: quietLogger
+        )
+        try await host.launch()
+        await host.terminate()
+        #expect(journal.services(for: "willTerminate") == ["b", "a"])
+        #expect(await host.state == .notRunning)
+        latch.open()
+    }
+}

@@ -1,0 +1,171 @@
+@testable import AppHost
+import Synchronization
+import Testing
+
+@Suite struct HostOrderingTests {
+    let names = ["a", "b", "c"]
+
+    @Test func eventsGoUpInOrderAndDownInReverse() async throws {
+        let journal = Journal()
+        let trims = Mutex(0)
+        var configuration = PluggableApplicationHost.Configuration(hookDeadline: .seconds(2), launchDeadline: .seconds(2), terminateDeadline: .seconds(2))
+        configuration.trimHeap = { level in
+            trims.withLock { $0 += 1 }
+            journal.record("host:trimHeap.\(level.rawValue)")
+        }
+        let host = try makeHost(names, journal: journal, configuration: configuration)
+        let up = names, down = Array(names.reversed())
+
+        try await host.launch()
+        #expect(journal.drain() == ["a:willFinishLaunching", "a:didFinishLaunching", "b:willFinishLaunching", "b:didFinishLaunching",
+                                    "c:willFinishLaunching", "c:didFinishLaunching"] + events(up, "didBecomeActive"))
+        #expect(await host.state == .active)
+
+        #expect(try await host.enterBackground())
+        #expect(journal.drain() == events(down, "willResignActive") + events(down, "didEnterBackground"))
+        #expect(await host.state == .background)
+
+        #expect(try await host.enterForeground())
+        #expect(journal.drain() == events(up, "willEnterForeground") + events(up, "didBecomeActive"))
+        #expect(await host.state == .active)
+
+        try await host.receiveMemoryWarning(level: .critical)
+        #expect(journal.drain() == events(up, "didReceiveMemoryWarning.critical") + ["host:trimHeap.critical"])
+        #expect(trims.withLock { $0 } == 1)
+
+        #expect(try await host.setSessionLocked(true))
+        #expect(journal.drain() == events(down, "protectedDataWillBecomeUnavailable"))
+        #expect(try await host.setSessionLocked(true) == false)
+        #expect(try await host.setSessionLocked(false))
+        #expect(journal.drain() == events(up, "protectedDataDidBecomeAvailable"))
+
+        await host.terminate()
+        #expect(journal.drain() == events(down, "willTerminate"))
+        #expect(await host.state == .notRunning)
+        await host.terminate()
+        #expect(journal.drain().isEmpty)
+    }
+
+    @Test func toggleAlternates() async throws {
+        let journal = Journal()
+        let host = try makeHost(["a", "b"], journal: journal)
+        try await host.launch()
+        _ = journal.drain()
+        #expect(try await host.toggleBackground() == .background)
+        #expect(journal.drain() == ["b:willResignActive", "a:willResignActive", "b:didEnterBackground", "a:didEnterBackground"])
+        #expect(try await host.toggleBackground() == .active)
+        #expect(journal.drain() == ["a:willEnterForeground", "b:willEnterForeground", "a:didBecomeActive", "b:didBecomeActive"])
+        await host.terminate()
+    }
+
+    @Test func repeatedRequestsEmitNothing() async throws {
+        let journal = Journal()
+        let host = try makeHost(names, journal: journal)
+        try await host.launch()
+        _ = journal.drain()
+
+        #expect(try await host.enterForeground() == false)
+        #expect(journal.drain().isEmpty)
+
+        #expect(try await host.enterBackground())
+        #expect(journal.drain().count == 6)
+        #expect(try await host.enterBackground() == false)
+        #expect(journal.drain().isEmpty)
+        #expect(await host.state == .background)
+        await host.terminate()
+    }
+
+    @Test func requestsBeforeLaunchAreIllegal() async throws {
+        let journal = Journal()
+        let host = try makeHost(names, journal: journal)
+        await #expect(throws: IllegalTransition.self) { try await host.enterBackground() }
+        await #expect(throws: IllegalTransition.self) { try await host.enterForeground() }
+        await #expect(throws: IllegalTransition.self) { try await host.toggleBackground() }
+        await #expect(throws: IllegalTransition.self) { try await host.receiveMemoryWarning(level: .warning) }
+        await #expect(throws: IllegalTransition.self) { try await host.setSessionLocked(true) }
+        await host.terminate()
+        #expect(journal.entries.isEmpty)
+        #expect(await host.state == .notRunning)
+    }
+
+    @Test func afterTerminateOnlyAFreshLaunchIsLegal() async throws {
+        let journal = Journal()
+        let host = try makeHost(names, journal: journal)
+        try await host.launch()
+        await #expect(throws: LaunchFailure.self) { try await host.launch() }
+        await host.terminate()
+        _ = journal.drain()
+        await #expect(throws: IllegalTransition.self) { try await host.enterBackground() }
+        #expect(journal.drain().isEmpty)
+        // notRunning → launching is an edge: a relaunch builds fresh instances and launches them all.
+        try await host.launch()
+        #expect(journal.drain().count == 9)
+        await host.terminate()
+    }
+
+    @Test func duplicateNamesAreRefused() {
+        let journal = Journal()
+        #expect(throws: ConfigurationError.self) {
+            try makeHost(["a", "b", "a"], journal: journal)
+        }
+    }
+
+    @Test func statusDescription() async throws {
+        let journal = Journal()
+        let latch = Latch()
+        defer { latch.open() }
+        let host = try PluggableApplicationHost(
+            services: [
+                descriptor(Recorder(name: "logger", journal: journal)),
+                descriptor(Recorder(name: "slow", journal: journal, hangs: ["didEnterBackground": latch]), deadline: .milliseconds(100)),
+            ],
+            logger: quietLogger
+        )
+        #expect(await host.status.description == "notRunning · 2 services")
+        try await host.launch()
+        #expect(await host.status.description == "active · 2 services")
+        try await host.enterBackground()
+        let status = await host.status
+        #expect(status.description == "background · 2 services · slow overran applicationDidEnterBackground (100ms)")
+        #expect(status.lastOverrun == Overrun(service: "slow", hook: "applicationDidEnterBackground", deadline: .milliseconds(100)))
+        #expect(status.services.map(\.name) == ["logger", "slow"])
+        #expect(status.services[1].lastOverrun?.hook == "applicationDidEnterBackground")
+        latch.open()
+        await host.terminate()
+    }
+
+    @Test func observerSeesStatusAndLaunch() async throws {
+        let journal = Journal()
+        let seen = Mutex<[String]>([])
+        let observer = PluggableApplicationHost.Observer(
+            statusDidChange: { status in seen.withLock { $0.append(status.description) } },
+            didLaunch: { options, status in seen.withLock { $0.append("launched \(options.launchCount) \(status.state)") } }
+        )
+        let host = try PluggableApplicationHost(services: [descriptor(Recorder(name: "a", journal: journal))], observer: observer, logger: quietLogger)
+        try await host.launch()
+        try await host.enterBackground()
+        let lines = seen.withLock { $0 }
+        #expect(lines.contains("launched 1 active"))
+        #expect(lines.last == "background · 1 service")
+        await host.terminate()
+    }
+
+    @Test func applicationHandleShowsLiveState() async throws {
+        struct Peeker: ApplicationService {
+            let journal: Journal
+            func applicationDidEnterBackground(_ application: Application) async throws {
+                journal.record("\(application.serviceName):\(application.state):\(application.launchOptions?.launchCount ?? 0)")
+            }
+            func applicationProtectedDataWillBecomeUnavailable(_ application: Application) async throws {
+                journal.record("locked-before:\(application.isSessionLocked)")
+            }
+        }
+        let journal = Journal()
+        let host = try PluggableApplicationHost(services: [ServiceDescriptor(name: "peek", service: Peeker(journal: journal))], logger: quietLogger)
+        try await host.launch()
+        try await host.enterBackground()
+        try await host.setSessionLocked(true)
+        #expect(journal.entries == ["peek:background:1", "locked-before:false"])
+        await host.terminate()
+    }
+}

@@ -1,0 +1,137 @@
+@testable import AppHost
+import Synchronization
+import Testing
+
+@Suite struct LaunchFlowTests {
+    /// The original pluggable-AppDelegate fan-out: `&&` short-circuits, so after the first
+    /// `false` the later services are never asked.
+    @Test func classicReduceSkipsLaterServices() {
+        let asked = Mutex<[String]>([])
+        let services: [(name: String, answer: Bool)] = [("a", true), ("b", false), ("c", true)]
+        let launched = services.reduce(true) { result, service in
+            result && {
+                asked.withLock { $0.append(service.name) }
+                return service.answer
+            }()
+        }
+        #expect(launched == false)
+        #expect(asked.withLock { $0 } == ["a", "b"], "c was never asked: the classic bug")
+    }
+
+    @Test func hostAsksEveryOptionalServiceAfterARefusal() async throws {
+        let journal = Journal()
+        let host = try PluggableApplicationHost(
+            services: [
+                descriptor(Recorder(name: "a", journal: journal), required: false),
+                descriptor(Recorder(name: "b", journal: journal, willFinish: .refuse), required: false),
+                descriptor(Recorder(name: "c", journal: journal), required: false),
+                descriptor(Recorder(name: "d", journal: journal, didFinish: .fail), required: false),
+                descriptor(Recorder(name: "e", journal: journal), required: false),
+            ],
+            logger: quietLogger
+        )
+        try await host.launch()
+        #expect(journal.services(for: "willFinishLaunching") == ["a", "b", "c", "d", "e"])
+        #expect(journal.services(for: "didFinishLaunching") == ["a", "c", "d", "e"])
+        #expect(journal.services(for: "didBecomeActive") == ["a", "c", "e"])
+
+        let status = await host.status
+        #expect(status.services.filter(\.isEnabled).map(\.name) == ["a", "c", "e"])
+        #expect(status.description.hasPrefix("active · 3 services · disabled: b, d"))
+        guard case .disabled(let reason) = status.services[1].condition else {
+            Issue.record("b should be disabled")
+            return
+        }
+        #expect(reason.contains("applicationWillFinishLaunching"))
+
+        _ = journal.drain()
+        try await host.enterBackground()
+        try await host.enterForeground()
+        try await host.receiveMemoryWarning(level: .warning)
+        await host.terminate()
+        let later = journal.drain()
+        #expect(!later.contains { $0.hasPrefix("b:") || $0.hasPrefix("d:") })
+        #expect(journal.services(for: "willTerminate") == ["e", "c", "a"])
+    }
+
+    @Test func requiredServiceThatThrowsRollsBack() async throws {
+        let journal = Journal()
+        let host = try PluggableApplicationHost(
+            services: [
+                descriptor(Recorder(name: "a", journal: journal)),
+                descriptor(Recorder(name: "b", journal: journal), required: false),
+                descriptor(Recorder(name: "c", journal: journal, didFinish: .fail)),
+                descriptor(Recorder(name: "d", journal: journal)),
+            ],
+            logger: quietLogger
+        )
+        let failure = await #expect(throws: LaunchFailure.self) { try await host.launch() }
+        #expect(failure?.service == "c")
+        #expect(failure?.hook == "applicationDidFinishLaunching")
+        #expect(failure?.reason == .threw("c broke in didFinishLaunching"))
+        #expect(failure?.description == "c failed applicationDidFinishLaunching: c broke in didFinishLaunching")
+        #expect(journal.entries == [
+            "a:willFinishLaunching", "a:didFinishLaunching",
+            "b:willFinishLaunching", "b:didFinishLaunching",
+            "c:willFinishLaunching", "c:didFinishLaunching",
+            "b:willTerminate", "a:willTerminate",
+        ])
+        #expect(await host.state == .notRunning)
+        #expect(await host.status.description.contains("launch failed: c failed applicationDidFinishLaunching"))
+    }
+
+    @Test func requiredServiceThatRefusesRollsBack() async throws {
+        let journal = Journal()
+        let host = try PluggableApplicationHost(
+            services: [
+                descriptor(Recorder(name: "a", journal: journal)),
+                descriptor(Recorder(name: "b", journal: journal, willFinish: .refuse)),
+                descriptor(Recorder(name: "c", journal: journal)),
+            ],
+            logger: quietLogger
+        )
+        let failure = await #expect(throws: LaunchFailure.self) { try await host.launch() }
+        #expect(failure == LaunchFailure(service: "b", hook: "applicationWillFinishLaunching", reason: .refused))
+        #expect(failure?.errnoValue == 125)
+        #expect(journal.entries == ["a:willFinishLaunching", "a:didFinishLaunching", "b:willFinishLaunching", "a:willTerminate"])
+        #expect(journal.services(for: "willFinishLaunching").contains("c") == false)
+        #expect(await host.state == .notRunning)
+    }
+
+    @Test func requiredServiceThatOverrunsFailsLaunch() async throws {
+        let journal = Journal()
+        let latch = Latch()
+        defer { latch.open() }
+        let host = try PluggableApplicationHost(
+            services: [
+                descriptor(Recorder(name: "a", journal: journal)),
+                descriptor(Recorder(name: "stuck", journal: journal, hangs: ["willFinishLaunching": latch]), launchDeadline: .milliseconds(100)),
+                descriptor(Recorder(name: "c", journal: journal)),
+            ],
+            logger: quietLogger
+        )
+        let clock = ContinuousClock()
+        let start = clock.now
+        let failure = await #expect(throws: LaunchFailure.self) { try await host.launch() }
+        #expect(clock.now - start < .seconds(2))
+        #expect(failure == LaunchFailure(service: "stuck", hook: "applicationWillFinishLaunching", reason: .overran(.milliseconds(100))))
+        #expect(journal.entries == ["a:willFinishLaunching", "a:didFinishLaunching", "stuck:willFinishLaunching", "a:willTerminate"])
+        #expect(await host.state == .notRunning)
+        latch.open()
+    }
+
+    @Test func factoryThatThrowsFailsARequiredLaunch() async throws {
+        let journal = Journal()
+        let host = try PluggableApplicationHost(
+            services: [
+                descriptor(Recorder(name: "a", journal: journal)),
+                ServiceDescriptor(name: "broken") { throw TestError(description: "no such file") },
+            ],
+            logger: quietLogger
+        )
+        let failure = await #expect(throws: LaunchFailure.self) { try await host.launch() }
+        #expect(failure?.service == "broken")
+        #expect(failure?.reason == .invalidConfiguration("no such file"))
+        #expect(journal.entries == ["a:willFinishLaunching", "a:didFinishLaunching", "a:willTerminate"])
+    }
+}

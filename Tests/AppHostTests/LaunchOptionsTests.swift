@@ -1,0 +1,82 @@
+import AppHost
+import Foundation
+import Testing
+
+@Suite struct LaunchOptionsTests {
+    func host(in directory: String, journal: Journal) throws -> PluggableApplicationHost {
+        try makeHost(["a"], journal: journal, configuration: .init(stateDirectory: directory))
+    }
+
+    @Test func firstLaunchThenCleanRestore() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = Journal()
+
+        let first = try host(in: directory, journal: journal)
+        let options = try await first.launch()
+        #expect(options.kind == .firstLaunch)
+        #expect(options.isFirstLaunch)
+        #expect(options.launchCount == 1)
+        #expect(options.previousExit == .none)
+        #expect(FileManager.default.fileExists(atPath: directory + "/running"))
+        await first.terminate()
+        #expect(!FileManager.default.fileExists(atPath: directory + "/running"))
+
+        let second = try host(in: directory, journal: journal)
+        let restored = try await second.launch()
+        #expect(restored.kind == .restore)
+        #expect(restored.launchCount == 2)
+        #expect(restored.previousExit == .clean)
+        #expect(restored.installationID == options.installationID)
+        await second.terminate()
+    }
+
+    @Test func uncleanPreviousExit() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = Journal()
+
+        let crashed = try host(in: directory, journal: journal)
+        let options = try await crashed.launch()
+        // No terminate: the process "died" with its running marker in place.
+
+        let next = try host(in: directory, journal: journal)
+        let restored = try await next.launch()
+        #expect(restored.kind == .restore)
+        #expect(restored.launchCount == 2)
+        #expect(restored.previousExit == .unclean)
+        #expect(restored.previousRunEndedUncleanly)
+        #expect(restored.installationID == options.installationID)
+        await next.terminate()
+
+        let third = try host(in: directory, journal: journal)
+        #expect(try await third.launch().previousExit == .clean)
+        await third.terminate()
+    }
+
+    @Test func corruptStateFailsLaunchWithoutLosingIt() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data("{not json".utf8).write(to: URL(fileURLWithPath: directory + "/launch-state.json"))
+        let journal = Journal()
+        let host = try host(in: directory, journal: journal)
+        let failure = await #expect(throws: LaunchFailure.self) { try await host.launch() }
+        guard case .stateDirectory(let reason)? = failure?.reason else {
+            Issue.record("expected a state directory failure, got \(String(describing: failure))")
+            return
+        }
+        #expect(reason.contains("launch-state.json"))
+        #expect(journal.entries.isEmpty)
+        #expect(await host.state == .notRunning)
+        #expect(try String(contentsOfFile: directory + "/launch-state.json", encoding: .utf8) == "{not json")
+    }
+
+    @Test func withoutStateDirectoryEveryLaunchIsFirst() async throws {
+        let journal = Journal()
+        let host = try makeHost(["a"], journal: journal)
+        let options = try await host.launch()
+        #expect(options.kind == .firstLaunch)
+        #expect(options.launchCount == 1)
+        await host.terminate()
+    }
+}

@@ -1,0 +1,105 @@
+import AppHost
+import Testing
+
+@Suite struct MessageBusTests {
+    struct Ping: Sendable, Equatable { let value: Int }
+    struct Pong: Sendable, Equatable { let value: Int }
+
+    @Test func deliversByTypeInOrder() async {
+        let bus = MessageBus()
+        let pings = bus.subscribe(to: Ping.self)
+        let pongs = bus.subscribe(to: Pong.self)
+        let morePings = bus.subscribe(to: Ping.self)
+        for value in 0..<100 {
+            bus.publish(Ping(value: value))
+            if value % 10 == 0 { bus.publish(Pong(value: value)) }
+        }
+        bus.publish("a string nobody subscribed to")
+
+        var received: [Int] = []
+        for await ping in pings {
+            received.append(ping.value)
+            if received.count == 100 { break }
+        }
+        #expect(received == Array(0..<100))
+
+        var second: [Int] = []
+        for await ping in morePings {
+            second.append(ping.value)
+            if second.count == 100 { break }
+        }
+        #expect(second == Array(0..<100))
+
+        var pongValues: [Int] = []
+        for await pong in pongs {
+            pongValues.append(pong.value)
+            if pongValues.count == 10 { break }
+        }
+        #expect(pongValues == Array(stride(from: 0, to: 100, by: 10)))
+    }
+
+    @Test func slowSubscriberDoesNotBlockPublisher() async {
+        let bus = MessageBus()
+        let slow = bus.subscribe(to: Ping.self)  // never read while publishing
+        let clock = ContinuousClock()
+        let start = clock.now
+        for value in 0..<10_000 { bus.publish(Ping(value: value)) }
+        #expect(clock.now - start < .seconds(2))
+        // Everything is still there, in order, for when it reads.
+        var count = 0
+        var inOrder = true
+        for await ping in slow {
+            if ping.value != count { inOrder = false }
+            count += 1
+            if count == 10_000 { break }
+        }
+        #expect(count == 10_000)
+        #expect(inOrder)
+    }
+
+    @Test func subscriptionEndsWithItsStream() async {
+        let bus = MessageBus()
+        do {
+            let stream = bus.subscribe(to: Ping.self)
+            #expect(bus.subscriberCount(for: Ping.self) == 1)
+            bus.publish(Ping(value: 1))
+            var iterator = stream.makeAsyncIterator()
+            #expect(await iterator.next() == Ping(value: 1))
+        }
+        #expect(bus.subscriberCount(for: Ping.self) == 0, "dropping the stream unsubscribes")
+
+        let reader = Task {
+            var seen = 0
+            for await _ in bus.subscribe(to: Pong.self) { seen += 1 }
+            return seen
+        }
+        // Wait until the reader's subscription exists: an event we can observe, by publishing
+        // until the count says it is there (no timing assumptions).
+        while bus.subscriberCount(for: Pong.self) == 0 { await Task.yield() }
+        reader.cancel()
+        _ = await reader.value
+        #expect(bus.subscriberCount(for: Pong.self) == 0, "cancelling the reader unsubscribes")
+        bus.publish(Pong(value: 2))
+    }
+
+    @Test func hostPublishesLifecycleRecords() async throws {
+        let journal = Journal()
+        let host = try makeHost(["a", "b"], journal: journal)
+        let records = host.bus.subscribe(to: LifecycleEventRecord.self)
+        try await host.launch()
+        try await host.enterBackground()
+        await host.terminate()
+        var seen: [String] = []
+        for await record in records {
+            seen.append("\(record.event.name):\(record.from)>\(record.to):\(record.serviceCount)")
+            if record.event == .willTerminate { break }
+        }
+        #expect(seen == [
+            "didFinishLaunching:notRunning>launching:2",
+            "didBecomeActive:launching>active:2",
+            "willResignActive:active>inactive:2",
+            "didEnterBackground:inactive>background:2",
+            "willTerminate:terminating>notRunning:2",
+        ])
+    }
+}

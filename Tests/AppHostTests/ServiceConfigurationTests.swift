@@ -1,0 +1,100 @@
+import AppHost
+import Testing
+
+@Suite struct ServiceConfigurationTests {
+    let settings = ServiceConfiguration(
+        [
+            "name": .string("probe"),
+            "count": .int(3),
+            "ratio": .double(0.5),
+            "enabled": .bool(true),
+            "tags": .array([.string("a"), .string("b")]),
+            "mixed": .array([.string("a"), .int(2)]),
+            "nested": .table(["deep": .int(1)]),
+            "faults": .array([.table(["hook": .string("didEnterBackground")])]),
+            "short": .string("250ms"),
+            "five": .string("5s"),
+            "two": .string("2m"),
+            "hour": .string("1h"),
+            "half": .string("1.5s"),
+            "bare": .int(7),
+            "far": .string("5 parsecs"),
+            "negative": .string("-1s"),
+            "level": .string("loud"),
+        ],
+        keyPath: "services[1].settings",
+        file: "/etc/apphostd.yaml",
+        lines: ["services[1].settings.count": 12, "services[1].settings": 10]
+    )
+
+    @Test func typedAccessorsReadTheirTypes() throws {
+        #expect(try settings.string("name") == "probe")
+        #expect(try settings.int("count") == 3)
+        #expect(try settings.double("ratio") == 0.5)
+        #expect(try settings.double("count") == 3)
+        #expect(try settings.bool("enabled") == true)
+        #expect(try settings.strings("tags") == ["a", "b"])
+        #expect(try settings.section("nested")?.int("deep") == 1)
+        #expect(try settings.section("nested")?.keyPath == "services[1].settings.nested")
+        #expect(try settings.sections("faults")?.first?.string("hook") == "didEnterBackground")
+        #expect(try settings.sections("faults")?.first?.keyPath == "services[1].settings.faults[0]")
+        #expect(try settings.string("absent") == nil)
+        #expect(try settings.duration("absent") == nil)
+    }
+
+    @Test func wrongTypesNameTheKeyAndLine() {
+        let error = #expect(throws: ConfigurationError.self) { try settings.string("count") }
+        #expect(error?.description == "/etc/apphostd.yaml:12: services[1].settings.count: expected a string, found an integer")
+        #expect(throws: ConfigurationError.self) { try settings.int("name") }
+        #expect(throws: ConfigurationError.self) { try settings.bool("count") }
+        #expect(throws: ConfigurationError.self) { try settings.double("name") }
+        #expect(throws: ConfigurationError.self) { try settings.section("tags") }
+        #expect(throws: ConfigurationError.self) { try settings.sections("nested") }
+        let mixed = #expect(throws: ConfigurationError.self) { try settings.strings("mixed") }
+        #expect(mixed?.keyPath == "services[1].settings.mixed[1]")
+        let range = #expect(throws: ConfigurationError.self) { try settings.int("count", in: 5...10) }
+        #expect(range?.hint == "expected 5...10")
+        let choice = #expect(throws: ConfigurationError.self) { try settings.choice("level", of: ["quiet", "normal"]) }
+        #expect(choice?.hint == "expected one of quiet, normal")
+    }
+
+    @Test func unknownKeysAreRefused() throws {
+        let section = ServiceConfiguration(["record-to": .string("/tmp/x"), "fualts": .array([])], keyPath: "services[0].settings")
+        let error = #expect(throws: ConfigurationError.self) { try section.requireOnlyKeys(["record-to", "faults"]) }
+        #expect(error?.keyPath == "services[0].settings.fualts")
+        #expect(error?.message == "unknown key")
+        #expect(error?.hint == "valid keys: faults, record-to")
+        try section.requireOnlyKeys(["record-to", "fualts"])
+    }
+
+    @Test func durations() throws {
+        #expect(try settings.duration("short") == .milliseconds(250))
+        #expect(try settings.duration("five") == .seconds(5))
+        #expect(try settings.duration("two") == .seconds(120))
+        #expect(try settings.duration("hour") == .seconds(3600))
+        #expect(try settings.duration("half") == .milliseconds(1500))
+        #expect(try settings.duration("bare") == .seconds(7))
+        let far = #expect(throws: ConfigurationError.self) { try settings.duration("far") }
+        #expect(far?.message == "\"5 parsecs\" is not a duration")
+        #expect(far?.hint == "write it like 250ms, 5s, 2m or 1h")
+        #expect(throws: ConfigurationError.self) { try settings.duration("negative") }
+        #expect(throws: ConfigurationError.self) { try settings.duration("enabled") }
+    }
+
+    @Test func durationText() {
+        #expect(Duration(configText: "100ms") == .milliseconds(100))
+        #expect(Duration(configText: " 5s ") == .seconds(5))
+        #expect(Duration(configText: "") == nil)
+        #expect(Duration(configText: "s") == nil)
+        #expect(Duration(configText: "5 parsecs") == nil)
+        #expect(Duration.milliseconds(100).configText == "100ms")
+        #expect(Duration.seconds(5).configText == "5s")
+        #expect(Duration.milliseconds(1500).configText == "1.5s")
+        #expect(Duration.milliseconds(1500).microseconds == 1_500_000)
+    }
+
+    @Test func errorDescriptionLeavesOutUnknownParts() {
+        #expect(ConfigurationError(keyPath: "", message: "empty file").description == "empty file")
+        #expect(ConfigurationError(line: 3, keyPath: "host", message: "bad", hint: "fix").description == "line 3: host: bad (fix)")
+    }
+}

@@ -1,0 +1,93 @@
+@testable import AppHost
+import Logging
+import ServiceLifecycle
+import ServiceLifecycleTestKit
+import Testing
+
+@Suite struct ServiceConformanceTests {
+    @Test func gracefulShutdownOfTheGroupTerminatesEveryService() async throws {
+        let journal = Journal()
+        let host = try PluggableApplicationHost(
+            services: ["a", "b", "c"].map { descriptor(Recorder(name: $0, journal: journal, hasRunLoop: true)) },
+            logger: quietLogger
+        )
+        try await testGracefulShutdown { trigger in
+            let group = ServiceGroup(configuration: .init(services: [host], logger: quietLogger))
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                #expect(await journal.wait(for: "c:run.start"))
+                #expect(await host.state == .active)
+                trigger.triggerGracefulShutdown()
+                try await tasks.next()
+            }
+        }
+        #expect(journal.services(for: "willTerminate") == ["c", "b", "a"])
+        #expect(Set(journal.services(for: "run.cancelled")) == ["a", "b", "c"])
+        #expect(await host.state == .notRunning)
+    }
+
+    @Test func runLoopsStartAfterLaunchAndStopAtTerminate() async throws {
+        let journal = Journal()
+        let host = try PluggableApplicationHost(
+            services: [
+                descriptor(Recorder(name: "a", journal: journal, hasRunLoop: true)),
+                descriptor(Recorder(name: "off", journal: journal, willFinish: .refuse, hasRunLoop: true), required: false),
+            ],
+            logger: quietLogger
+        )
+        let running = Task { try await host.run() }
+        #expect(await journal.wait(for: "a:run.start"))
+        let entries = journal.entries
+        let active = try #require(entries.firstIndex(of: "a:didBecomeActive"))
+        let started = try #require(entries.firstIndex(of: "a:run.start"))
+        #expect(active < started, "run starts after launch")
+        #expect(!entries.contains("a:run.cancelled"))
+
+        await host.terminate()
+        try await running.value
+        let after = journal.entries
+        let terminated = try #require(after.firstIndex(of: "a:willTerminate"))
+        let cancelled = try #require(after.firstIndex(of: "a:run.cancelled"))
+        #expect(terminated < cancelled, "run is cancelled after willTerminate")
+        #expect(!after.contains("off:run.start"), "a disabled service does not run")
+    }
+
+    @Test func cancellingRunTerminatesServices() async throws {
+        let journal = Journal()
+        let host = try makeHost(["a", "b"], journal: journal)
+        let running = Task { try await host.run() }
+        #expect(await journal.wait(for: "b:didBecomeActive"))
+        running.cancel()
+        try await running.value
+        #expect(journal.services(for: "willTerminate") == ["b", "a"])
+        #expect(await host.state == .notRunning)
+    }
+
+    @Test func launchFailureEndsRunWithTheFailure() async throws {
+        let journal = Journal()
+        let host = try PluggableApplicationHost(
+            services: [descriptor(Recorder(name: "a", journal: journal)), descriptor(Recorder(name: "b", journal: journal, didFinish: .refuse))],
+            logger: quietLogger
+        )
+        await #expect(throws: LaunchFailure(service: "b", hook: "applicationDidFinishLaunching", reason: .refused)) {
+            try await host.run()
+        }
+        #expect(journal.services(for: "willTerminate") == ["a"])
+    }
+
+    @Test func sessionLockMessagesDriveProtectedData() async throws {
+        let journal = Journal()
+        let host = try PluggableApplicationHost(
+            services: ["a", "b"].map { descriptor(Recorder(name: $0, journal: journal, hasRunLoop: true)) },
+            logger: quietLogger
+        )
+        let running = Task { try await host.run() }
+        // Run loops start after the host subscribed to lock changes.
+        #expect(await journal.wait(for: "b:run.start"))
+        host.bus.publish(SessionLockDidChange(isLocked: true, reason: "test"))
+        #expect(await journal.wait(for: "a:protectedDataWillBecomeUnavailable"))
+        #expect(journal.services(for: "protectedDataWillBecomeUnavailable") == ["b", "a"])
+        await host.terminate()
+        try await running.value
+    }
+}

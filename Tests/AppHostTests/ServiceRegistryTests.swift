@@ -1,0 +1,68 @@
+import AppHost
+import Testing
+
+@Suite struct ServiceRegistryTests {
+    struct Nothing: ApplicationService {}
+
+    func registry() -> ServiceRegistry {
+        var registry = ServiceRegistry()
+        registry.register("logger", summary: "audit trail") { Nothing() }
+        registry.register("analytics", summary: "usage") { configuration in
+            try configuration.requireOnlyKeys(["flush"])
+            _ = try configuration.duration("flush")
+            return Nothing()
+        }
+        registry.register("flaky") { _ in throw TestError(description: "disk on fire") }
+        return registry
+    }
+
+    @Test func unknownTypeListsKnownNames() {
+        let error = #expect(throws: ConfigurationError.self) {
+            try registry().makeService(type: "loger", configuration: ServiceConfiguration(file: "/etc/a.yaml"), keyPath: "services[0].type", line: 7)
+        }
+        #expect(error?.message == "unknown service \"loger\"")
+        #expect(error?.hint == "known services: analytics, flaky, logger")
+        #expect(error?.description == "/etc/a.yaml:7: services[0].type: unknown service \"loger\" (known services: analytics, flaky, logger)")
+    }
+
+    @Test func factoryErrorsBecomeConfigurationErrors() {
+        let settings = ServiceConfiguration(["flush": .string("soon")], keyPath: "services[1].settings")
+        let typed = #expect(throws: ConfigurationError.self) {
+            try registry().makeService(type: "analytics", configuration: settings)
+        }
+        #expect(typed?.keyPath == "services[1].settings.flush")
+        #expect(typed?.message == "\"soon\" is not a duration")
+
+        let other = #expect(throws: ConfigurationError.self) {
+            try registry().makeService(type: "flaky", configuration: ServiceConfiguration(keyPath: "services[2].settings"))
+        }
+        #expect(other?.keyPath == "services[2].settings")
+        #expect(other?.message == "disk on fire")
+    }
+
+    @Test func settingsFreeTypesRefuseKeys() {
+        let error = #expect(throws: ConfigurationError.self) {
+            try registry().makeService(type: "logger", configuration: ServiceConfiguration(["level": .string("debug")]))
+        }
+        #expect(error?.message == "unknown key")
+        #expect(error?.keyPath == "settings.level")
+    }
+
+    @Test func listsAndBuilds() throws {
+        let registry = registry()
+        #expect(registry.entriesByName.map(\.name) == ["analytics", "flaky", "logger"])
+        #expect(registry.entriesByName.last?.summary == "audit trail")
+        #expect(registry.contains("logger"))
+        #expect(!registry.contains("exec"))
+        #expect(try registry.makeService(type: "analytics", configuration: ServiceConfiguration(["flush": .string("5s")])) is Nothing)
+    }
+
+    @Test func descriptorFromRegistryFailsLaunchWhenRequired() async throws {
+        let descriptor = ServiceDescriptor(name: "x", type: "nope", isRequired: true, configuration: .empty, registry: registry())
+        let host = try PluggableApplicationHost(services: [descriptor], logger: quietLogger)
+        let failure = await #expect(throws: LaunchFailure.self) { try await host.launch() }
+        #expect(failure?.service == "x")
+        #expect(failure?.errnoValue == 22)
+        #expect(failure?.description.contains("unknown service \"nope\"") == true)
+    }
+}

@@ -1,0 +1,228 @@
+import AppHost
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+/// A shared, ordered record of `"name:event"` entries that tests await and inspect.
+final class Journal: Sendable {
+    private struct State {
+        var entries: [String] = []
+        var drained = 0
+        var nextWaiter = 0
+        var waiters: [Int: (entry: String, continuation: CheckedContinuation<Bool, Never>)] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    func record(_ entry: String) {
+        let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            state.entries.append(entry)
+            let matches = state.waiters.filter { $0.value.entry == entry }
+            for key in matches.keys { state.waiters[key] = nil }
+            return matches.values.map(\.continuation)
+        }
+        for continuation in ready { continuation.resume(returning: true) }
+    }
+
+    var entries: [String] { state.withLock { $0.entries } }
+
+    /// The entries recorded since the last `drain()`.
+    func drain() -> [String] {
+        state.withLock { state in
+            defer { state.drained = state.entries.count }
+            return Array(state.entries[state.drained...])
+        }
+    }
+
+    /// Entries whose event part is `event`, as the service names, in order.
+    func services(for event: String) -> [String] {
+        entries.compactMap { entry in
+            let parts = entry.split(separator: ":", maxSplits: 1)
+            return parts.count == 2 && parts[1] == event ? String(parts[0]) : nil
+        }
+    }
+
+    /// Waits until `entry` was recorded (now or earlier); false after `timeout`.
+    func wait(for entry: String, timeout: Duration = .seconds(5)) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await self.waitUntilRecorded(entry) }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
+    private func waitUntilRecorded(_ entry: String) async -> Bool {
+        let id = state.withLock { state -> Int in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let resumeNow: Bool? = state.withLock { state in
+                    if state.entries.contains(entry) { return true }
+                    if Task.isCancelled { return false }
+                    state.waiters[id] = (entry, continuation)
+                    return nil
+                }
+                if let resumeNow { continuation.resume(returning: resumeNow) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.continuation.resume(returning: false)
+        }
+    }
+}
+
+/// A one-shot gate: hooks wait on it until the test opens it.
+final class Latch: Sendable {
+    private let state = Mutex<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let openAlready = state.withLock { state in
+                if state.isOpen { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if openAlready { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.isOpen = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// Counts how many hooks of one service run at the same time, and the most ever seen.
+final class ConcurrencyProbe: Sendable {
+    private let state = Mutex<(current: Int, maximum: Int)>((0, 0))
+
+    func enter() { state.withLock { $0.current += 1; $0.maximum = max($0.maximum, $0.current) } }
+    func leave() { state.withLock { $0.current -= 1 } }
+    var maximum: Int { state.withLock { $0.maximum } }
+}
+
+/// Hands out 1, 2, 3, ...
+final class Counter: Sendable {
+    private let value = Mutex(0)
+    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+}
+
+struct TestError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A service that writes `"name:event"` to the journal at the start of every hook, and can be
+/// told to refuse, throw or hang in chosen hooks.
+struct Recorder: ApplicationService {
+    enum LaunchAnswer: Sendable { case accept, refuse, fail }
+
+    let name: String
+    let journal: Journal
+    var willFinish: LaunchAnswer = .accept
+    var didFinish: LaunchAnswer = .accept
+    /// Event name → latch the hook waits on before it returns.
+    var hangs: [String: Latch] = [:]
+    var probe: ConcurrencyProbe?
+    var configurationAnswer: ConfigurationUpdate = .restartRequired
+    /// Runs a `run(_:)` loop that records its start and its cancellation.
+    var hasRunLoop = false
+
+    private func hook(_ event: String) async {
+        probe?.enter()
+        journal.record("\(name):\(event)")
+        if let latch = hangs[event] { await latch.wait() }
+        probe?.leave()
+    }
+
+    private func answer(_ answer: LaunchAnswer, _ event: String) async throws -> Bool {
+        await hook(event)
+        switch answer {
+        case .accept: return true
+        case .refuse: return false
+        case .fail: throw TestError(description: "\(name) broke in \(event)")
+        }
+    }
+
+    func application(_ application: Application, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+        try await answer(willFinish, "willFinishLaunching")
+    }
+
+    func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+        try await answer(didFinish, "didFinishLaunching")
+    }
+
+    func applicationDidBecomeActive(_ application: Application) async throws { await hook("didBecomeActive") }
+    func applicationWillResignActive(_ application: Application) async throws { await hook("willResignActive") }
+    func applicationDidEnterBackground(_ application: Application) async throws { await hook("didEnterBackground") }
+    func applicationWillEnterForeground(_ application: Application) async throws { await hook("willEnterForeground") }
+    func applicationDidReceiveMemoryWarning(_ application: Application, level: MemoryWarningLevel) async throws {
+        await hook("didReceiveMemoryWarning.\(level.rawValue)")
+    }
+    func applicationProtectedDataWillBecomeUnavailable(_ application: Application) async throws {
+        await hook("protectedDataWillBecomeUnavailable")
+    }
+    func applicationProtectedDataDidBecomeAvailable(_ application: Application) async throws {
+        await hook("protectedDataDidBecomeAvailable")
+    }
+    func applicationWillTerminate(_ application: Application) async throws { await hook("willTerminate") }
+
+    func application(_ application: Application, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+        await hook("didUpdateConfiguration")
+        return configurationAnswer
+    }
+
+    func run(_ application: Application) async throws {
+        guard hasRunLoop else { return }
+        journal.record("\(name):run.start")
+        // Parks until cancelled; the sleep is a wait for cancellation, not a synchronisation.
+        do {
+            try await Task.sleep(for: .seconds(3600))
+        } catch {
+            journal.record("\(name):run.cancelled")
+        }
+    }
+}
+
+/// A logger that drops everything, so expected warnings do not clutter the test output.
+let quietLogger = Logger(label: "apphost-tests") { _ in SwiftLogNoOpLogHandler() }
+
+/// A descriptor around a recorder.
+func descriptor(_ recorder: Recorder, required: Bool = true, deadline: Duration? = nil, launchDeadline: Duration? = nil) -> ServiceDescriptor {
+    ServiceDescriptor(name: recorder.name, isRequired: required, deadline: deadline, launchDeadline: launchDeadline, service: recorder)
+}
+
+/// A host over plain recorders named `names`.
+func makeHost(
+    _ names: [String],
+    journal: Journal,
+    configuration: PluggableApplicationHost.Configuration = .init(hookDeadline: .seconds(2), launchDeadline: .seconds(2), terminateDeadline: .seconds(2))
+) throws -> PluggableApplicationHost {
+    try PluggableApplicationHost(
+        services: names.map { descriptor(Recorder(name: $0, journal: journal)) },
+        configuration: configuration,
+        logger: quietLogger
+    )
+}
+
+/// A fresh empty directory under the system's temporary directory.
+func temporaryDirectory() throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("apphost-tests-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+func events(_ names: [String], _ event: String) -> [String] {
+    names.map { "\($0):\(event)" }
+}
