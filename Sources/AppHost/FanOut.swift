@@ -20,7 +20,9 @@ enum HookResult: Sendable, Equatable {
 /// hook's deadline; if the hook is still running then, the monitor records the overrun and starts
 /// a fresh driver at the next service, abandoning the stuck one. When the stuck hook finally
 /// returns, its driver runs whatever queued up for that service and ends. The fast path costs
-/// a lock and a clock read per hook, and one driver and one monitor per event.
+/// a lock and a clock read per hook, and one driver, one monitor and one sleeper per event. The
+/// monitor sleeps in a cancellable task: a hook that begins with an earlier deadline than the
+/// one the monitor sleeps for wakes it, and the finishing driver wakes it to end.
 final class FanOut: Sendable {
     typealias Hook = @Sendable (any ApplicationService, Application) async throws -> Bool
 
@@ -31,6 +33,10 @@ final class FanOut: Sendable {
         var results: [HookResult]
         var isFinished = false
         var continuation: CheckedContinuation<Void, Never>?
+        /// When the monitor's current sleep ends, and the task that sleeps; a hook that begins
+        /// with an earlier deadline cancels it so the monitor looks again.
+        var wakeAt: ContinuousClock.Instant?
+        var sleeper: Task<Void, Never>?
     }
 
     private let slots: [ServiceSlot]
@@ -56,7 +62,9 @@ final class FanOut: Sendable {
                 // walk away from it, which it cannot do from a child task it has to await.
                 Task { await self.drive(driver: 0, from: 0) }
             }
-            group.cancelAll()
+            // The monitor ends on its own once it sees the fan-out finished (the last driver
+            // wakes it). It ignores cancellation on purpose: a host whose task was cancelled
+            // still terminates its services under their deadlines.
         }
         return state.withLock { $0.results }
     }
@@ -73,7 +81,7 @@ final class FanOut: Sendable {
             let application = slot.application
             let hook = self.hook
             let claimed = slot.claimOrEnqueue {
-                _ = try? await hook(slot.service, application)
+                { _ = try? await hook(slot.service, application) }
             }
             guard claimed else {
                 guard record(.deferred, at: index, driver: driver) else { return }
@@ -95,23 +103,35 @@ final class FanOut: Sendable {
             guard stillDriving else { return }
             index += 1
         }
-        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard state.driver == driver, !state.isFinished else { return nil }
+        let (continuation, sleeper) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
+            guard state.driver == driver, !state.isFinished else { return (nil, nil) }
             state.isFinished = true
-            defer { state.continuation = nil }
-            return state.continuation
+            defer {
+                state.continuation = nil
+                state.sleeper = nil
+                state.wakeAt = nil
+            }
+            return (state.continuation, state.sleeper)
         }
+        sleeper?.cancel()
         continuation?.resume()
     }
 
     private func begin(_ index: Int, driver: Int) -> Bool {
         let now = ContinuousClock.now
-        return state.withLock { state in
-            guard state.driver == driver else { return false }
+        let deadline = now + deadlines[index]
+        let (began, earlyWake) = state.withLock { state -> (Bool, Task<Void, Never>?) in
+            guard state.driver == driver else { return (false, nil) }
             state.index = index
             state.startedAt = now
-            return true
+            // The monitor sleeps past this hook's deadline (an earlier hook had a longer one):
+            // wake it so it watches this hook instead.
+            guard let wakeAt = state.wakeAt, deadline < wakeAt else { return (true, nil) }
+            state.wakeAt = nil
+            return (true, state.sleeper)
         }
+        earlyWake?.cancel()
+        return began
     }
 
     /// Stores a result; false when this driver was abandoned and must stop.
@@ -127,17 +147,24 @@ final class FanOut: Sendable {
 
     private func monitor() async {
         let clock = ContinuousClock()
-        while !Task.isCancelled {
+        while true {
             let now = clock.now
-            enum Step { case finished, sleep(until: ContinuousClock.Instant), takeOver(driver: Int, from: Int) }
+            enum Step { case finished, sleep(Task<Void, Never>), takeOver(driver: Int, from: Int) }
             let step = state.withLock { state -> Step in
                 if state.isFinished { return .finished }
+                func sleep(until instant: ContinuousClock.Instant) -> Step {
+                    // Unstructured so that `begin` can cut the sleep short by cancelling it.
+                    let sleeper = Task { _ = try? await clock.sleep(until: instant) }
+                    state.wakeAt = instant
+                    state.sleeper = sleeper
+                    return .sleep(sleeper)
+                }
                 let index = min(state.index, slots.count - 1)
                 guard let startedAt = state.startedAt else {
-                    return .sleep(until: now + deadlines[index])
+                    return sleep(until: now + deadlines[index])
                 }
                 let deadline = startedAt + deadlines[state.index]
-                guard deadline <= now else { return .sleep(until: deadline) }
+                guard deadline <= now else { return sleep(until: deadline) }
                 state.results[state.index] = .overran(deadlines[state.index])
                 state.driver += 1
                 state.index += 1
@@ -147,8 +174,8 @@ final class FanOut: Sendable {
             switch step {
             case .finished:
                 return
-            case .sleep(let instant):
-                do { try await clock.sleep(until: instant) } catch { return }
+            case .sleep(let sleeper):
+                await sleeper.value
             case .takeOver(let driver, let index):
                 // Unstructured for the same reason as the first driver: it may get stuck too.
                 Task { await self.drive(driver: driver, from: index) }

@@ -52,11 +52,12 @@ final class ServiceSlot: Sendable {
     }
 
     /// Claims the service for an inline hook call, or, while an earlier hook still runs, queues
-    /// `job` to run right after it. Returns true when claimed.
-    func claimOrEnqueue(_ job: @escaping Job) -> Bool {
+    /// the job `makeJob` builds to run right after it. Returns true when claimed. The job is only
+    /// built when it is queued, so the fast path allocates nothing.
+    func claimOrEnqueue(_ makeJob: () -> Job) -> Bool {
         state.withLock { state in
             if state.isBusy {
-                state.backlog.append(job)
+                state.backlog.append(makeJob())
                 return false
             }
             state.isBusy = true

@@ -32,7 +32,8 @@ public struct JournalLogHandler: LogHandler {
     let levelControl: LogLevelControl
     private var ownLevel: Logger.Level?
 
-    /// A handler writing to stderr; native journald when `$JOURNAL_STREAM` names stderr.
+    /// A handler writing to stderr; native journald when `$JOURNAL_STREAM` names stderr and
+    /// journald's socket exists.
     public init(
         label: String,
         identifier: String = "apphostd",
@@ -55,10 +56,16 @@ public struct JournalLogHandler: LogHandler {
         self.identifier = identifier
         self.levelControl = levelControl
         self.metadataProvider = metadataProvider
+        // sd_journal_sendv drops records silently when journald's socket is missing, so the
+        // native path also needs the socket to be there; otherwise plain lines keep the record.
         self.destination = Self.isJournalStream(environment: environment, fd: outputFD)
+                && access(Self.journalSocketPath, F_OK) == 0
             ? .journal(fallbackFD: outputFD)
             : .plain(fd: outputFD)
     }
+
+    /// Where journald receives native records.
+    static let journalSocketPath = "/run/systemd/journal/socket"
 
     /// Whether records go to journald natively (stderr is the journal stream).
     public var writesNativeJournal: Bool {

@@ -43,6 +43,8 @@ public final class MemoryPressureSource: Sendable {
         if case .watching(let endpoints, _) = resolution {
             do {
                 let wake = try WakeEventFD()
+                // A consumer that stops listening ends the watcher thread too.
+                continuation.onTermination = { _ in wake.wake() }
                 let result = PollThread.start(name: "apphost-mempress") {
                     Self.run(endpoints: endpoints, wake: wake, continuation: continuation, logger: logger)
                 }
@@ -74,13 +76,10 @@ public final class MemoryPressureSource: Sendable {
         }
     }
 
-    /// Stops the watcher and finishes `events`. Idempotent.
+    /// Stops the watcher and finishes `events`. Idempotent. Watching also stops when the consumer
+    /// stops iterating; dropping the source does not stop it, so `MemoryPressureSource(...).events`
+    /// keeps working.
     public func close() {
-        wake?.wake()
-        continuation.finish()
-    }
-
-    deinit {
         wake?.wake()
         continuation.finish()
     }

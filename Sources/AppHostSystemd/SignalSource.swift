@@ -66,9 +66,10 @@ public final class SignalSource: Sendable {
 
     /// Stops the reader thread and finishes `signals`. Idempotent. Signals that arrive afterwards
     /// stay pending in the kernel (they are still blocked).
+    ///
+    /// Reading also stops when the consumer stops iterating (its task is cancelled). Dropping the
+    /// source does not stop it, so `try SignalSource().signals` keeps working.
     public func close() { wake.wake() }
-
-    deinit { wake.wake() }
 
     private static func readLoop(
         signalFD: Int32,

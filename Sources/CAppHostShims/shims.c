@@ -6,7 +6,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>

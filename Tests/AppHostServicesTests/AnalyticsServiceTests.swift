@@ -63,7 +63,7 @@ struct AnalyticsServiceTests {
         #expect(after.terminations == 3)
     }
 
-    @Test func flushesOnTheIntervalOnlyWhenSomethingIsPending() async throws {
+    @Test func flushesPendingEventsOnTheInterval() async throws {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let analytics = try Self.service(["flush-interval": .string("50ms")])

@@ -113,6 +113,18 @@ struct LoggerServiceTests {
         #expect(records.last?.level == .error)
     }
 
+    @Test func writesTheTrailWhenTheRunLoopNeverStarted() async throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = CapturingLogHandler()
+        let host = try PluggableApplicationHost(services: [Self.descriptor()], configuration: .init(stateDirectory: directory + "/state"), logger: capture.logger)
+        try await host.launch()  // launch() alone starts no run loops
+        try await host.enterBackground()
+        await host.terminate()
+        let events = capture.entries.filter { $0.metadata["from_state"] != nil }.map { $0.metadata["event"] }
+        #expect(events == ["didFinishLaunching", "didBecomeActive", "willResignActive", "didEnterBackground", "willTerminate"])
+    }
+
     @Test(arguments: [
         (["level": ConfigValue.string("loud")], "level"),
         (["events": .array([.string("didExplode")])], "events[0]"),

@@ -297,6 +297,27 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         }
     }
 
+    @Test func aLockFromElsewhereWipesTheSecretAndForegroundUnlocks() async throws {
+        let directory = try makeSessionTestDirectory()
+        let path = directory + "/secret"
+        try writeSecret("elsewhere", to: path)
+        let service = try lockService(["secret-file": .string(path)])
+        let events = AwaitedLog<String>()
+        try await withRunningHost([
+            ServiceDescriptor(name: "recorder", service: HookRecordingService(events: events)),
+            ServiceDescriptor(name: "session-lock", service: service),
+        ]) { host in
+            try await host.setSessionLocked(true)
+            #expect(!service.hasSecret)
+            #expect(service.isLocked)
+            try await host.enterBackground()
+            try await host.enterForeground()
+            #expect(await events.first { $0.hasPrefix("protectedDataDidBecomeAvailable") } != nil)
+            #expect(service.hasSecret)
+            #expect(!service.isLocked)
+        }
+    }
+
     @Test func wipingOverwritesTheBytes() throws {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16, alignment: 1)
         defer { buffer.deallocate() }

@@ -63,6 +63,28 @@ import Testing
         #expect(await host.state == .notRunning)
     }
 
+    @Test func cancelledHostStillHonoursTheTerminateDeadline() async throws {
+        let journal = Journal()
+        let latch = Latch()
+        defer { latch.open() }
+        let host = try PluggableApplicationHost(
+            services: [
+                descriptor(Recorder(name: "a", journal: journal)),
+                descriptor(Recorder(name: "stuck", journal: journal, hangs: ["willTerminate": latch])),
+            ],
+            configuration: .init(terminateDeadline: .milliseconds(100)),
+            logger: quietLogger
+        )
+        let running = Task { try await host.run() }
+        #expect(await journal.wait(for: "stuck:didBecomeActive"))
+        running.cancel()
+        let ended = await completes(within: .seconds(5)) { _ = try? await running.value }
+        #expect(ended, "run() hung in a stuck willTerminate after cancellation")
+        #expect(journal.services(for: "willTerminate") == ["stuck", "a"])
+        #expect(await host.status.lastOverrun?.hook == "applicationWillTerminate")
+        latch.open()
+    }
+
     @Test func launchFailureEndsRunWithTheFailure() async throws {
         let journal = Journal()
         let host = try PluggableApplicationHost(

@@ -43,7 +43,7 @@ final class Journal: Sendable {
         }
     }
 
-    /// Waits until `entry` was recorded (now or earlier); false after `timeout`.
+    /// Waits until `entry` was recorded since the last `drain()` (now or earlier); false after `timeout`.
     func wait(for entry: String, timeout: Duration = .seconds(5)) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask { await self.waitUntilRecorded(entry) }
@@ -65,7 +65,7 @@ final class Journal: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let resumeNow: Bool? = state.withLock { state in
-                    if state.entries.contains(entry) { return true }
+                    if state.entries[state.drained...].contains(entry) { return true }
                     if Task.isCancelled { return false }
                     state.waiters[id] = (entry, continuation)
                     return nil
@@ -191,6 +191,25 @@ struct Recorder: ApplicationService {
             try await Task.sleep(for: .seconds(3600))
         } catch {
             journal.record("\(name):run.cancelled")
+        }
+    }
+}
+
+/// Whether `operation` finishes within `timeout`. Unlike a task group, this does not wait for
+/// an operation that never ends (such as awaiting a hung task's value).
+func completes(within timeout: Duration, _ operation: @escaping @Sendable () async -> Void) async -> Bool {
+    let outcome = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+    return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        outcome.withLock { $0 = continuation }
+        let finish: @Sendable (Bool) -> Void = { value in outcome.withLock { $0.take() }?.resume(returning: value) }
+        // Unstructured on purpose: either may never end, and the first to end decides.
+        Task {
+            await operation()
+            finish(true)
+        }
+        Task {
+            try? await Task.sleep(for: timeout)
+            finish(false)
         }
     }
 }

@@ -82,6 +82,17 @@ struct BadConfigCorpusTests {
         #expect(error?.message.contains("symbolic link loop (ELOOP") == true, "\(String(describing: error))")
     }
 
+    @Test func symlinkToAGoodFileLoads() throws {
+        let directory = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let target = directory + "/real.yaml"
+        try "services:\n  - logger\n".write(toFile: target, atomically: false, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: directory + "/link.yaml", withDestinationPath: target)
+        let configuration = try loader.load(path: directory + "/link.yaml")
+        #expect(configuration.services.map(\.name) == ["logger"])
+        #expect(configuration.file == directory + "/link.yaml")
+    }
+
     @Test func missingFileSaysENOENT() throws {
         let path = "/nonexistent-apphostd-\(getpid())/apphostd.yaml"
         let error = configurationError { () throws(ConfigurationError) in try loader.load(path: path) }

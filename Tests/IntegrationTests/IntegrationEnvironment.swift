@@ -21,6 +21,11 @@ enum IntegrationEnvironment {
     /// Why the daemon scenarios cannot run here (sandbox problems included), or nil.
     static let daemonProblem: String? = {
         if let sandboxProblem { return sandboxProblem }
+        if let explicit = ProcessInfo.processInfo.environment["APPHOSTD_BINARY"], !explicit.isEmpty, apphostdBinary == nil {
+            let problem = "APPHOSTD_BINARY=\(explicit) is not an executable file"
+            print("IntegrationTests: apphostd scenarios skipped: \(problem)")
+            return problem
+        }
         if apphostdBinary == nil {
             let problem = "no apphostd binary: set APPHOSTD_BINARY or build it (swift build --product apphostd) next to the test bundle (searched from \(executableDirectory ?? "?"))"
             print("IntegrationTests: apphostd scenarios skipped: \(problem)")

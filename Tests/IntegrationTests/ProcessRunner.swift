@@ -47,8 +47,8 @@ enum ProcessRunner {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let outURL = scratch.appendingPathComponent("stdout")
         let errURL = scratch.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let outHandle = try FileHandle(forWritingTo: outURL)
         let errHandle = try FileHandle(forWritingTo: errURL)
 
@@ -60,6 +60,7 @@ enum ProcessRunner {
         process.standardOutput = outHandle
         process.standardError = errHandle
         let timedOut = Flag()
+        var timer: Task<Void, Never>?
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             process.terminationHandler = { _ in continuation.resume() }
             do {
@@ -70,16 +71,17 @@ enum ProcessRunner {
                 return
             }
             let pid = process.processIdentifier
-            // Why a detached timer: the continuation above is resumed only by the child's exit,
-            // so the timeout must come from elsewhere; it only sends SIGKILL to this child's pid.
-            Task.detached {
+            // Why a detached timer: the continuation is resumed only by the child's exit, so the
+            // timeout must come from elsewhere; it only signals this child and is cancelled below.
+            timer = Task.detached {
                 try? await Task.sleep(for: timeout)
-                if process.isRunning {
+                if !Task.isCancelled, process.isRunning {
                     timedOut.set()
                     kill(pid, SIGKILL)
                 }
             }
         }
+        timer?.cancel()
         try? outHandle.close()
         try? errHandle.close()
         let stdout = (try? String(contentsOf: outURL, encoding: .utf8)) ?? ""

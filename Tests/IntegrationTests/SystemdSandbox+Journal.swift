@@ -20,11 +20,6 @@ extension SystemdSandbox {
         try await journal(["--user-unit=\(unit)"])
     }
 
-    /// Asks journald to write out everything it received, so a following read sees it.
-    func syncJournal() async {
-        _ = try? await run(["journalctl", "--sync"], timeout: .seconds(10))
-    }
-
     /// The last `count` records as short `PRIORITY IDENTIFIER: MESSAGE` lines, for failure messages.
     func journalTail(_ matches: [String] = [], count: Int = 30) async -> String {
         guard let records = try? await journal(matches + ["-n", "\(count)"]) else { return "(journal unreadable)" }

@@ -55,7 +55,7 @@ final class SystemdSandbox: Sendable {
         guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed: errno \(errno)") }
         let directory = String(cString: made)
         let logURL = URL(fileURLWithPath: directory + "/sandbox.log")
-        FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)
         defer { try? log.close() }
 
@@ -97,7 +97,7 @@ final class SystemdSandbox: Sendable {
     /// it. Removes the directory unless `keep` or `$APPHOSTD_IT_KEEP` is set.
     func stop(keep: Bool = false) async {
         guard let process = self.process.withLock({ value -> Process? in let taken = value; value = nil; return taken }) else { return }
-        FileManager.default.createFile(atPath: directory + "/stop", contents: nil)
+        _ = FileManager.default.createFile(atPath: directory + "/stop", contents: nil)
         try? stdinPipe.fileHandleForWriting.close()
         if await !Poll.until(timeout: .seconds(40), { !process.isRunning }) {
             print("IntegrationTests: sandbox \(pid) did not stop within 40s; sending SIGKILL")

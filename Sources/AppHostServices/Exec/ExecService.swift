@@ -1,14 +1,319 @@
 import AppHost
+import Foundation
+import Logging
+import Subprocess
+import Synchronization
+import SystemPackage
 
-/// Placeholder: replaced by the real service.
-public struct ExecService: ApplicationService {
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Runs a configured program on chosen lifecycle events, so code in any language can plug in.
+///
+/// ```yaml
+/// - name: backup-on-background
+///   type: exec
+///   settings:
+///     on: [didEnterBackground, willTerminate]
+///     run: ["/usr/local/bin/backup", "--quick"]   # argv; no shell is added
+///     timeout: 5s                                # then SIGTERM, and SIGKILL 2s later
+///     environment: { BACKUP_TARGET: /srv/backup } # optional, added to the daemon's environment
+///     working-directory: /srv                    # optional
+/// ```
+///
+/// The program gets `APPHOST_EVENT` (event name), `APPHOST_STATE`, `APPHOST_SERVICE` (this
+/// instance's name) and `APPHOST_LAUNCH_COUNT`. Its stdout lines are logged at info and its
+/// stderr lines at warning, with `stream=stdout|stderr`; a non-zero exit is a warning. The hook
+/// waits for the program, so keep the hook deadline above `timeout` plus 2s. Children start
+/// with an empty signal mask and default dispositions (swift-subprocess does this), in a
+/// session of their own whose whole process group the timeout kills. Output lines longer than
+/// 128 KiB stop the logging of that stream (swift-subprocess's line limit); the timeout still
+/// applies.
+public final class ExecService: ApplicationService {
     /// The config's `type` for this service.
     public static let typeName = "exec"
     /// One line for `apphostd services`.
-    public static let summary = "(not built yet)"
+    public static let summary = "Runs a program (argv, no shell) on chosen lifecycle events, with a timeout and APPHOST_* environment"
+
+    /// What to run, and when.
+    public struct Settings: Sendable, Hashable {
+        /// Event names that run the program; `didReceiveMemoryWarning` matches both levels.
+        public var events: Set<String>
+        /// The program and its arguments.
+        public var arguments: [String]
+        /// How long the program may run before SIGTERM.
+        public var timeout: Duration
+        /// How long after SIGTERM before SIGKILL.
+        public var grace: Duration
+        /// Extra environment variables.
+        public var environment: [String: String]
+        /// The directory the program starts in; the daemon's when nil.
+        public var workingDirectory: String?
+
+        /// Whether `event` runs the program.
+        public func runs(on event: LifecycleEvent) -> Bool {
+            if events.contains(event.name) { return true }
+            if case .didReceiveMemoryWarning = event { return events.contains("didReceiveMemoryWarning") }
+            return false
+        }
+    }
+
+    /// How one run ended.
+    public struct Outcome: Sendable, Hashable {
+        /// The exit code, when the program exited.
+        public var exitCode: Int32?
+        /// The signal that ended it, when one did.
+        public var signal: Int32?
+        /// True when the timeout ended it.
+        public var timedOut: Bool
+    }
+
+    /// A program that cannot be run, or a run that failed to start.
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public let description: String
+    }
+
+    /// Event names `on` may list.
+    static let eventNames = LifecycleEvent.allNames + ["didReceiveMemoryWarning"]
+
+    private struct State {
+        var settings: Settings
+        var executable: String?
+    }
+
+    private let state: Mutex<State>
+
+    /// The settings in use now.
+    public var currentSettings: Settings { state.withLock { $0.settings } }
 
     /// Builds the service from its settings section.
     public init(configuration: ServiceConfiguration) throws(ConfigurationError) {
-        try configuration.requireOnlyKeys([])
+        state = Mutex(State(settings: try Self.parse(configuration)))
+    }
+
+    /// Validates a settings section strictly.
+    public static func parse(_ configuration: ServiceConfiguration) throws(ConfigurationError) -> Settings {
+        try configuration.requireOnlyKeys(["on", "run", "timeout", "environment", "working-directory"])
+        guard let events = try configuration.strings("on"), !events.isEmpty else {
+            throw configuration.error("on", "exec needs the events to run on", hint: "for example on: [didEnterBackground, willTerminate]")
+        }
+        for (index, name) in events.enumerated() where !eventNames.contains(name) {
+            throw configuration.error("on[\(index)]", "unknown event \"\(name)\"", hint: "expected one of \(eventNames.joined(separator: ", "))")
+        }
+        guard let arguments = try configuration.strings("run"), let program = arguments.first, !program.isEmpty else {
+            throw configuration.error("run", "exec needs a program to run", hint: "an argv list such as [\"/usr/bin/logger\", \"hello\"]; no shell is added")
+        }
+        if program.contains("/"), !program.hasPrefix("/") {
+            throw configuration.error("run[0]", "\"\(program)\" is a relative path", hint: "give an absolute path or a bare name found on PATH")
+        }
+        let timeout = try configuration.duration("timeout") ?? .seconds(5)
+        guard timeout > .zero else { throw configuration.error("timeout", "the timeout must be longer than zero") }
+        var environment: [String: String] = [:]
+        if let section = try configuration.section("environment") {
+            for key in section.values.keys.sorted() {
+                guard key.first.map({ $0 == "_" || $0.isLetter }) == true, key.allSatisfy({ $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }) else {
+                    throw section.error(key, "\"\(key)\" is not a valid environment variable name")
+                }
+                guard !key.hasPrefix("APPHOST_") else {
+                    throw section.error(key, "APPHOST_ variables are set by apphostd")
+                }
+                switch section.values[key] {
+                case .string(let value)?: environment[key] = value
+                case .int(let value)?: environment[key] = String(value)
+                case .bool(let value)?: environment[key] = String(value)
+                case .double(let value)?: environment[key] = String(value)
+                case let other?: throw section.error(key, "expected a string, found \(other.typeName)")
+                case nil: break
+                }
+            }
+        }
+        let workingDirectory = try configuration.string("working-directory")
+        if let workingDirectory, !workingDirectory.hasPrefix("/") {
+            throw configuration.error("working-directory", "\"\(workingDirectory)\" is not an absolute path")
+        }
+        return Settings(events: Set(events), arguments: arguments, timeout: timeout, grace: .seconds(2), environment: environment, workingDirectory: workingDirectory)
+    }
+
+    /// Finds `program` the way `execvp` would: an absolute path must be executable, a bare name
+    /// is searched on `path`.
+    public static func resolve(_ program: String, path: String? = ProcessInfo.processInfo.environment["PATH"]) throws(Failure) -> String {
+        if program.hasPrefix("/") {
+            guard access(program, X_OK) == 0 else {
+                throw Failure(description: "program \(program) is missing or not executable: \(String(cString: strerror(errno)))")
+            }
+            return program
+        }
+        let directories = (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":").map(String.init)
+        for directory in directories where !directory.isEmpty {
+            let candidate = directory + "/" + program
+            var info = stat()
+            if stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 {
+                return candidate
+            }
+        }
+        throw Failure(description: "program \"\(program)\" was not found on PATH (\(directories.joined(separator: ":")))")
+    }
+
+    // MARK: Hooks
+
+    public func application(_ application: Application, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+        let settings = currentSettings
+        try check(settings)
+        try await runIfChosen(.willFinishLaunching, application)
+        return true
+    }
+
+    public func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+        try await runIfChosen(.didFinishLaunching, application)
+        return true
+    }
+
+    public func applicationDidBecomeActive(_ application: Application) async throws { try await runIfChosen(.didBecomeActive, application) }
+    public func applicationWillResignActive(_ application: Application) async throws { try await runIfChosen(.willResignActive, application) }
+    public func applicationDidEnterBackground(_ application: Application) async throws { try await runIfChosen(.didEnterBackground, application) }
+    public func applicationWillEnterForeground(_ application: Application) async throws { try await runIfChosen(.willEnterForeground, application) }
+    public func applicationDidReceiveMemoryWarning(_ application: Application, level: MemoryWarningLevel) async throws {
+        try await runIfChosen(.didReceiveMemoryWarning(level), application)
+    }
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: Application) async throws {
+        try await runIfChosen(.protectedDataWillBecomeUnavailable, application)
+    }
+    public func applicationProtectedDataDidBecomeAvailable(_ application: Application) async throws {
+        try await runIfChosen(.protectedDataDidBecomeAvailable, application)
+    }
+    public func applicationWillTerminate(_ application: Application) async throws { try await runIfChosen(.willTerminate, application) }
+
+    public func application(_ application: Application, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+        let settings = try Self.parse(configuration)
+        try check(settings)
+        try await runIfChosen(.didUpdateConfiguration, application)
+        return .applied
+    }
+
+    /// Resolves the program and checks the working directory; stores the program's path.
+    private func check(_ settings: Settings) throws {
+        let executable = try Self.resolve(settings.arguments[0])
+        if let directory = settings.workingDirectory {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw Failure(description: "working-directory \(directory) does not exist")
+            }
+        }
+        state.withLock {
+            $0.settings = settings
+            $0.executable = executable
+        }
+    }
+
+    private func runIfChosen(_ event: LifecycleEvent, _ application: Application) async throws {
+        let (settings, executable) = state.withLock { ($0.settings, $0.executable) }
+        guard settings.runs(on: event), let executable else { return }
+        let environment: [String: String] = settings.environment.merging([
+            "APPHOST_EVENT": event.name,
+            "APPHOST_STATE": application.state.rawValue,
+            "APPHOST_SERVICE": application.serviceName,
+            "APPHOST_LAUNCH_COUNT": String(application.launchOptions?.launchCount ?? 0),
+        ]) { $1 }
+        let outcome = try await Self.execute(executable: executable, settings: settings, environment: environment, logger: application.logger, event: event.name)
+        var metadata: Logger.Metadata = ["event": "\(event.name)", "program": "\(settings.arguments[0])"]
+        if outcome.timedOut {
+            metadata["timeout"] = "\(settings.timeout.configText)"
+            application.logger.warning("\(settings.arguments[0]) timed out after \(settings.timeout.configText) on \(event.name) and was terminated", metadata: metadata)
+        } else if let code = outcome.exitCode, code != 0 {
+            metadata["exit_code"] = "\(code)"
+            application.logger.warning("\(settings.arguments[0]) exited with status \(code) on \(event.name)", metadata: metadata)
+        } else if let signal = outcome.signal {
+            metadata["signal"] = "\(signal)"
+            application.logger.warning("\(settings.arguments[0]) was killed by signal \(signal) on \(event.name)", metadata: metadata)
+        } else {
+            application.logger.debug("\(settings.arguments[0]) finished on \(event.name)", metadata: metadata)
+        }
+    }
+
+    /// Runs the program to completion or until the timeout, streaming its output to `logger`.
+    public static func execute(executable: String, settings: Settings, environment: [String: String], logger: Logger, event: String) async throws -> Outcome {
+        let options = {
+            var options = PlatformOptions()
+            // Its own session and process group, so the timeout also reaches what it started.
+            options.createSession = true
+            options.teardownSequence = [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: settings.grace)]
+            return options
+        }()
+        let updates = Dictionary(uniqueKeysWithValues: environment.map { (Environment.Key(stringLiteral: $0.key), Optional($0.value)) })
+        let arguments = Arguments(Array(settings.arguments.dropFirst()))
+        let workingDirectory = settings.workingDirectory.map { FilePath($0) }
+
+        enum Finish: Sendable {
+            case ran(TerminationStatus)
+            case timedOut
+        }
+        let timeout = settings.timeout
+        return try await withThrowingTaskGroup(of: Finish.self) { group in
+            group.addTask {
+                let result = try await Subprocess.run(
+                    .path(FilePath(executable)), arguments: arguments, environment: .inherit.updating(updates),
+                    workingDirectory: workingDirectory, platformOptions: options,
+                    input: .none, output: .sequence, error: .sequence
+                ) { execution in
+                    try await withThrowingTaskGroup(of: Void.self) { readers in
+                        readers.addTask {
+                            do {
+                                for try await line in execution.standardOutput.strings() {
+                                    logger.info("\(line.trimmingCharacters(in: .newlines))", metadata: ["stream": "stdout", "event": "\(event)"])
+                                }
+                            } catch is CancellationError {
+                                throw CancellationError()
+                            } catch {
+                                logger.warning("stopped reading stdout: \(error)", metadata: ["stream": "stdout", "event": "\(event)"])
+                            }
+                        }
+                        readers.addTask {
+                            do {
+                                for try await line in execution.standardError.strings() {
+                                    logger.warning("\(line.trimmingCharacters(in: .newlines))", metadata: ["stream": "stderr", "event": "\(event)"])
+                                }
+                            } catch is CancellationError {
+                                throw CancellationError()
+                            } catch {
+                                logger.warning("stopped reading stderr: \(error)", metadata: ["stream": "stderr", "event": "\(event)"])
+                            }
+                        }
+                        try await readers.waitForAll()
+                    }
+                }
+                return .ran(result.terminationStatus)
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return .timedOut
+            }
+            do {
+                let first = try await group.next()!
+                if case .ran(let status) = first {
+                    group.cancelAll()
+                    return outcome(status, timedOut: false)
+                }
+            } catch is CancellationError {
+                group.cancelAll()
+                throw CancellationError()
+            }
+            // Timed out: cancelling the run makes swift-subprocess send SIGTERM to the process
+            // group, wait the grace period, then SIGKILL, and reap the child.
+            group.cancelAll()
+            while let next = try? await group.next() {
+                if case .ran(let status) = next { return outcome(status, timedOut: true) }
+            }
+            return Outcome(exitCode: nil, signal: nil, timedOut: true)
+        }
+    }
+
+    private static func outcome(_ status: TerminationStatus, timedOut: Bool) -> Outcome {
+        switch status {
+        case .exited(let code): Outcome(exitCode: Int32(code), signal: nil, timedOut: timedOut)
+        case .signaled(let signal): Outcome(exitCode: nil, signal: Int32(signal), timedOut: timedOut)
+        }
     }
 }

@@ -108,6 +108,7 @@ public final class LoggerService: ApplicationService {
     public func applicationProtectedDataDidBecomeAvailable(_ application: Application) async throws { expectRecord() }
 
     public func applicationWillTerminate(_ application: Application) async throws {
+        await writeUnconsumedRecords(application)
         await waitUntilWritten()
         let (settings, serviceCount) = state.withLock { state in
             state.hasTerminated = true
@@ -195,6 +196,26 @@ public final class LoggerService: ApplicationService {
             return Array(state.waiters.values)
         }
         for waiter in ready { waiter.resume() }
+    }
+
+    /// When the run loop never started (a host that is not `run()`, or a stop right after
+    /// launch), writes the records already published straight from the subscription: they are
+    /// buffered, so reading exactly that many never waits.
+    private func writeUnconsumedRecords(_ application: Application) async {
+        guard let (stream, count, settings) = state.withLock({ state -> (AsyncStream<LifecycleEventRecord>, Int, Settings)? in
+            guard !state.isConsuming, let stream = state.subscription else { return nil }
+            state.subscription = nil
+            return (stream, state.expected - state.written, state.settings)
+        }) else { return }
+        var iterator = stream.makeAsyncIterator()
+        for _ in 0..<max(0, count) {
+            guard let record = await iterator.next() else { break }
+            state.withLock { $0.lastServiceCount = record.serviceCount }
+            if settings.records(record.event) {
+                Self.write(record, at: settings.level, to: application.logger)
+            }
+            state.withLock { $0.written += 1 }
+        }
     }
 
     /// Waits (bounded) until `run` wrote every record published so far, so the audit trail is

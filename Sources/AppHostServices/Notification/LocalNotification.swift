@@ -67,7 +67,6 @@ struct LocalNotification: Sendable, Hashable {
         case .willEnterForeground: "Returning to the foreground"
         case .protectedDataWillBecomeUnavailable: "Protected data unavailable"
         case .protectedDataDidBecomeAvailable: "Protected data available"
-        case .willTerminate: "Stopping"
         default: "Lifecycle: \(event.name)"
         }
     }

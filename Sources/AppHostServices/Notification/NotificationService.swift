@@ -91,6 +91,7 @@ public final class NotificationService: ApplicationService {
 
     // MARK: Hooks
 
+    /// Subscribes to the bus messages that notify.
     public func application(_ application: Application, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         // Subscribe now so that nothing published between launch and `run` is missed.
         let bus = application.bus
@@ -104,10 +105,12 @@ public final class NotificationService: ApplicationService {
         return true
     }
 
+    /// From now on, notifications are redacted.
     public func applicationProtectedDataWillBecomeUnavailable(_ application: Application) async throws {
         lockView.withLock { $0 = true }
     }
 
+    /// From now on, notifications show their content again.
     public func applicationProtectedDataDidBecomeAvailable(_ application: Application) async throws {
         lockView.withLock { $0 = false }
     }

@@ -13,8 +13,15 @@ enum NotificationTrigger: Sendable, Hashable {
     /// The session unlocked (`SessionLockDidChange`).
     case sessionUnlocked
 
+    /// Lifecycle events that can notify: those the host publishes a record for while the
+    /// service's run loop is alive (not `willFinishLaunching`, `didUpdateConfiguration`, and not
+    /// `willTerminate`, whose record comes after the run loop stopped).
+    static let eventNames: [String] = LifecycleEvent.allNames.filter {
+        !["willFinishLaunching", "didUpdateConfiguration", "willTerminate"].contains($0)
+    }
+
     /// The names `on:` accepts; `didReceiveMemoryWarning` means both levels.
-    static let validNames: [String] = LifecycleEvent.allNames + ["didReceiveMemoryWarning", "overran", "reloadFailed", "sessionLocked", "sessionUnlocked"]
+    static let validNames: [String] = eventNames + ["didReceiveMemoryWarning", "overran", "reloadFailed", "sessionLocked", "sessionUnlocked"]
 
     /// What notifies when `on:` is not given: things an operator wants to hear about.
     static let defaultNames = ["didEnterBackground", "didReceiveMemoryWarning.critical", "reloadFailed", "overran"]
@@ -27,7 +34,7 @@ enum NotificationTrigger: Sendable, Hashable {
         case "sessionLocked": [.sessionLocked]
         case "sessionUnlocked": [.sessionUnlocked]
         case "didReceiveMemoryWarning": MemoryWarningLevel.allCases.map { .event(LifecycleEvent.didReceiveMemoryWarning($0).name) }
-        default: LifecycleEvent.allNames.contains(name) ? [.event(name)] : nil
+        default: eventNames.contains(name) ? [.event(name)] : nil
         }
     }
 }

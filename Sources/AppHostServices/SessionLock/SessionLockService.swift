@@ -29,6 +29,7 @@ public final class SessionLockService: ApplicationService {
         case background
         case foreground
         case graceElapsed(generation: Int)
+        case hostUnlocked
     }
 
     private struct State {
@@ -89,7 +90,14 @@ public final class SessionLockService: ApplicationService {
 
     // MARK: Hooks
 
+    /// Reads the secret; when it is unavailable the session starts locked (never a refusal).
     public func application(_ application: Application, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+        if application.isSessionLocked {
+            // Launched into a locked session (a reload restarted this service while locked): the
+            // secret is read when the session unlocks, by this service on the next foreground.
+            state.withLock { $0.isLocked = true }
+            return true
+        }
         do {
             let secret = try source.load(environment: lookUp)
             state.withLock { $0.secret = secret }
@@ -103,14 +111,33 @@ public final class SessionLockService: ApplicationService {
         return true
     }
 
+    /// Asks the run loop to lock, now or after the grace period.
     public func applicationDidEnterBackground(_ application: Application) async throws {
         requestSink.yield(.background)
     }
 
+    /// Asks the run loop to cancel a pending lock and to unlock.
     public func applicationWillEnterForeground(_ application: Application) async throws {
         requestSink.yield(.foreground)
     }
 
+    /// The session locked, by this service or anyone else: the secret goes, and the next
+    /// foreground re-reads it and unlocks.
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: Application) async throws {
+        let secret = state.withLock { state -> SessionSecret? in
+            state.isLocked = true
+            defer { state.secret = nil }
+            return state.secret
+        }
+        secret?.wipe()
+    }
+
+    /// Someone else unlocked the session: read the secret again.
+    public func applicationProtectedDataDidBecomeAvailable(_ application: Application) async throws {
+        requestSink.yield(.hostUnlocked)
+    }
+
+    /// Wipes the secret before the service goes.
     public func applicationWillTerminate(_ application: Application) async throws {
         let secret = state.withLock { state -> SessionSecret? in
             defer { state.secret = nil }
@@ -127,43 +154,45 @@ public final class SessionLockService: ApplicationService {
         }
         let requestSink = self.requestSink
         let gracePeriod = self.gracePeriod
-        await withDiscardingTaskGroup { timers in
-            var generation = 0
-            var isLockPending = false
-            for await request in requests {
-                switch request {
-                case .background:
-                    generation += 1
-                    if gracePeriod <= .zero {
-                        lock(application, reason: "entered background")
-                    } else if !isLocked {
-                        isLockPending = true
-                        let scheduled = generation
-                        timers.addTask {
-                            do {
-                                try await Task.sleep(for: gracePeriod)
-                                requestSink.yield(.graceElapsed(generation: scheduled))
-                            } catch {}
-                        }
-                        application.logger.debug("session locks in \(gracePeriod.configText) unless the application returns")
-                        publishStatus(application, pending: true)
+        var generation = 0
+        var pendingLock: Task<Void, Never>?
+        defer { pendingLock?.cancel() }
+        for await request in requests {
+            switch request {
+            case .background:
+                generation += 1
+                if gracePeriod <= .zero {
+                    lock(application, reason: "entered background")
+                } else if !isLocked {
+                    let scheduled = generation
+                    pendingLock?.cancel()
+                    // Unstructured on purpose: one timer that a return to the foreground must be able
+                    // to cancel on its own; the loop cancels it when it ends (defer above).
+                    pendingLock = Task {
+                        do {
+                            try await Task.sleep(for: gracePeriod)
+                            requestSink.yield(.graceElapsed(generation: scheduled))
+                        } catch {}
                     }
-                case .graceElapsed(let scheduled):
-                    guard scheduled == generation, isLockPending else { continue }
-                    isLockPending = false
-                    lock(application, reason: "entered background \(gracePeriod.configText) ago")
-                case .foreground:
-                    generation += 1
-                    timers.cancelAll()
-                    if isLockPending {
-                        isLockPending = false
-                        application.logger.debug("returned within the grace period; lock cancelled")
-                        publishStatus(application, pending: false)
-                    }
-                    unlock(application)
+                    application.logger.debug("session locks in \(gracePeriod.configText) unless the application returns")
+                    publishStatus(application, pending: true)
                 }
+            case .graceElapsed(let scheduled):
+                guard scheduled == generation, pendingLock != nil else { continue }
+                pendingLock = nil
+                lock(application, reason: "entered background \(gracePeriod.configText) ago")
+            case .foreground:
+                generation += 1
+                if let timer = pendingLock {
+                    timer.cancel()
+                    pendingLock = nil
+                    application.logger.debug("returned within the grace period; lock cancelled")
+                    publishStatus(application, pending: false)
+                }
+                unlock(application)
+            case .hostUnlocked:
+                reloadAfterExternalUnlock(application)
             }
-            timers.cancelAll()
         }
     }
 
@@ -197,6 +226,22 @@ public final class SessionLockService: ApplicationService {
         } catch {
             state.withLock { $0.problem = error.description }
             application.logger.error("session stays locked: the secret \(error)", metadata: ["secret": "\(error.path)"])
+        }
+        publishStatus(application, pending: false)
+    }
+
+    private func reloadAfterExternalUnlock(_ application: Application) {
+        guard isLocked else { return }
+        do {
+            let secret = try source.load(environment: lookUp)
+            state.withLock { state in
+                state.secret = secret
+                state.isLocked = false
+                state.problem = nil
+            }
+        } catch {
+            state.withLock { $0.problem = error.description }
+            application.logger.error("the session was unlocked elsewhere, but the secret \(error)", metadata: ["secret": "\(error.path)"])
         }
         publishStatus(application, pending: false)
     }

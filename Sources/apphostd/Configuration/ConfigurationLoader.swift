@@ -216,6 +216,10 @@ struct ConfigurationLoader: Sendable {
                 error.hint = "did you mean \"\(guess)\"? " + (error.hint ?? "")
             } else if error.hint == "valid keys: " {
                 error.hint = "\(type) takes no settings"
+            } else if error.message == "unknown key", let hint = error.hint, hint.hasPrefix("valid keys: ") {
+                let valid = hint.dropFirst("valid keys: ".count).components(separatedBy: ", ")
+                let key = String(error.keyPath.split(separator: ".").last ?? "")
+                if let guess = Self.closest(to: key, in: valid) { error.hint = "did you mean \(guess)? " + hint }
             }
             throw error
         }

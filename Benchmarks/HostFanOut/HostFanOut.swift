@@ -1,0 +1,41 @@
+import AppHost
+import Benchmark
+
+/// A service that keeps every default hook: what is left is the host's own cost.
+struct NoOpService: ApplicationService {}
+
+/// A launched host with `count` no-op services, in the active state.
+func launchedHost(services count: Int) async throws -> PluggableApplicationHost {
+    let host = try PluggableApplicationHost(
+        services: (0..<count).map { ServiceDescriptor(name: "noop-\($0)", service: NoOpService()) }
+    )
+    try await host.launch()
+    return host
+}
+
+let benchmarks: @Sendable () -> Void = {
+    // One round trip = enterBackground (willResignActive, didEnterBackground) + enterForeground
+    // (willEnterForeground, didBecomeActive): 4 hook events per service.
+    for count in [1, 100, 1000] {
+        Benchmark(
+            "background-foreground round trip, \(count) services",
+            configuration: .init(
+                metrics: [.wallClock, .cpuTotal, .mallocCountTotal],
+                warmupIterations: 10,
+                maxDuration: .seconds(3),
+                maxIterations: count >= 1000 ? 2_000 : 20_000
+            ),
+            closure: { benchmark, host in
+                for _ in benchmark.scaledIterations {
+                    do {
+                        blackHole(try await host.enterBackground())
+                        blackHole(try await host.enterForeground())
+                    } catch {
+                        fatalError("illegal transition in the benchmark: \(error)")
+                    }
+                }
+            },
+            setup: { try await launchedHost(services: count) }
+        )
+    }
+}

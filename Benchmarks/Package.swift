@@ -1,0 +1,26 @@
+// swift-tools-version: 6.1
+// Benchmarks for the AppHost core, kept in their own package so the main package does not
+// depend on package-benchmark. Run: swift package --scratch-path ../.build-bench benchmark
+import PackageDescription
+
+let package = Package(
+    name: "apphostd-benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "HostFanOut",
+            dependencies: [
+                .product(name: "AppHost", package: "main"),
+                .product(name: "Benchmark", package: "package-benchmark"),
+            ],
+            path: "HostFanOut",
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "package-benchmark"),
+            ]
+        ),
+    ]
+)

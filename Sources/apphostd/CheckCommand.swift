@@ -1,0 +1,26 @@
+import AppHost
+import ArgumentParser
+import Foundation
+
+/// `apphostd check`: validates a config file the way `run` and a reload would, without running.
+struct CheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Validate a config file without running it (exit 0 when valid, 78 when not)."
+    )
+
+    @Option(name: .shortAndLong, help: "The config file (default: $APPHOSTD_CONFIG, else /etc/apphostd/apphostd.yaml).")
+    var config: String?
+
+    func run() throws {
+        let path = Apphostd.resolveConfigPath(config)
+        do {
+            let loaded = try ConfigurationLoader(registry: Apphostd.registry()).load(path: path)
+            let names = loaded.services.map(\.name)
+            print("OK: \(path): \(names.count) service\(names.count == 1 ? "" : "s") (\(names.joined(separator: ", ")))")
+        } catch {
+            FileHandle.standardError.write(Data("apphostd: \(error)\n".utf8))
+            throw ExitStatus.badConfiguration
+        }
+    }
+}

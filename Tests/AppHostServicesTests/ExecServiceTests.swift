@@ -1,0 +1,195 @@
+import AppHost
+import AppHostServices
+import Dispatch
+import Foundation
+import Logging
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs its jobs on a dispatch thread with every signal blocked, the way a daemon thread looks
+/// after the prelude blocked the lifecycle signals: a child spawned from here would inherit the
+/// mask unless the spawner resets it.
+final class SignalsBlockedExecutor: TaskExecutor {
+    private let queue = DispatchQueue(label: "signals-blocked")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async {
+            var all = sigset_t()
+            var previous = sigset_t()
+            sigfillset(&all)
+            pthread_sigmask(SIG_BLOCK, &all, &previous)
+            job.runSynchronously(on: self.asUnownedTaskExecutor())
+            pthread_sigmask(SIG_SETMASK, &previous, nil)
+        }
+    }
+}
+
+@Suite("exec")
+struct ExecServiceTests {
+    static func descriptor(_ name: String, _ settings: [String: ConfigValue], isRequired: Bool = true) -> ServiceDescriptor {
+        ServiceDescriptor(name: name, type: ExecService.typeName, isRequired: isRequired, configuration: ServiceConfiguration(settings), registry: BuiltinServices.registry())
+    }
+
+    static func settings(_ arguments: [String], timeout: Duration = .seconds(5)) throws -> ExecService.Settings {
+        var settings = try ExecService.parse(ServiceConfiguration(["on": .array([.string("willTerminate")]), "run": .array(arguments.map(ConfigValue.string))]))
+        settings.timeout = timeout
+        return settings
+    }
+
+    @Test func runsTheProgramOnChosenEventsWithItsEnvironment() async throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let output = directory + "/events.txt"
+        let capture = CapturingLogHandler()
+        let script = "echo \"$APPHOST_EVENT $APPHOST_STATE $APPHOST_SERVICE $APPHOST_LAUNCH_COUNT $EXTRA $(pwd)\" >> \(output); echo to-stdout; echo to-stderr >&2"
+        let host = try PluggableApplicationHost(
+            services: [Self.descriptor("hook", [
+                "on": .array([.string("didEnterBackground"), .string("didReceiveMemoryWarning"), .string("willTerminate")]),
+                "run": .array([.string("sh"), .string("-c"), .string(script)]),
+                "environment": .table(["EXTRA": .string("extra value")]),
+                "working-directory": .string(directory),
+            ])],
+            configuration: .init(stateDirectory: directory + "/state"),
+            logger: capture.logger
+        )
+        try await host.launch()
+        try await host.enterBackground()
+        try await host.enterForeground()
+        try await host.receiveMemoryWarning(level: .critical)
+        await host.terminate()
+        #expect(readLines(output) == [
+            "didEnterBackground background hook 1 extra value \(directory)",
+            "didReceiveMemoryWarning.critical active hook 1 extra value \(directory)",
+            "willTerminate terminating hook 1 extra value \(directory)",
+        ])
+        let lines = capture.entries.filter { $0.metadata["stream"] != nil }
+        #expect(lines.filter { $0.metadata["stream"] == "stdout" }.map(\.message) == Array(repeating: "to-stdout", count: 3))
+        #expect(lines.filter { $0.metadata["stream"] == "stderr" }.allSatisfy { $0.message == "to-stderr" && $0.level == .warning })
+        #expect(lines.filter { $0.metadata["stream"] == "stderr" }.count == 3)
+    }
+
+    @Test func aNonZeroExitIsAWarningWithItsCode() async throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = CapturingLogHandler()
+        let host = try PluggableApplicationHost(
+            services: [Self.descriptor("failing", ["on": .array([.string("didEnterBackground")]), "run": .array([.string("/bin/sh"), .string("-c"), .string("exit 3")])])],
+            configuration: .init(stateDirectory: directory + "/state"),
+            logger: capture.logger
+        )
+        try await host.launch()
+        try await host.enterBackground()
+        await host.terminate()
+        let warning = try #require(capture.entries.first { $0.metadata["exit_code"] != nil })
+        #expect(warning.metadata["exit_code"] == "3")
+        #expect(warning.level == .warning)
+        #expect(warning.message.contains("exited with status 3 on didEnterBackground"))
+    }
+
+    @Test func aMissingProgramFailsTheLaunchClearly() async throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let host = try PluggableApplicationHost(
+            services: [Self.descriptor("missing", ["on": .array([.string("willTerminate")]), "run": .array([.string("apphost-no-such-program")])])],
+            configuration: .init(stateDirectory: directory + "/state")
+        )
+        let failure = await #expect(throws: LaunchFailure.self) { try await host.launch() }
+        #expect("\(failure.map { "\($0)" } ?? "")".contains("\"apphost-no-such-program\" was not found on PATH"))
+        #expect(throws: ExecService.Failure.self) { try ExecService.resolve("/nonexistent/program") }
+        #expect(try ExecService.resolve("sh", path: "/nonexistent:/bin:/usr/bin").hasSuffix("/sh"))
+    }
+
+    @Test func reloadSwitchesProgramAndEventsLive() async throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let output = directory + "/events.txt"
+        func settings(_ events: [String], _ word: String) -> [String: ConfigValue] {
+            ["on": .array(events.map(ConfigValue.string)), "run": .array([.string("/bin/sh"), .string("-c"), .string("echo \(word) $APPHOST_EVENT >> \(output)")])]
+        }
+        let host = try PluggableApplicationHost(services: [Self.descriptor("hook", settings(["didEnterBackground"], "old"))], configuration: .init(stateDirectory: directory + "/state"))
+        try await host.launch()
+        try await host.enterBackground()
+        let report = try await host.reload([Self.descriptor("hook", settings(["didUpdateConfiguration", "willEnterForeground"], "new"))])
+        #expect(report.updated == ["hook"])
+        try await host.enterForeground()
+        await host.terminate()
+        #expect(readLines(output) == ["old didEnterBackground", "new didUpdateConfiguration", "new willEnterForeground"])
+    }
+
+    @Test func theTimeoutTerminatesTheProgram() async throws {
+        let started = ContinuousClock.now
+        let outcome = try await ExecService.execute(executable: "/bin/sleep", settings: try Self.settings(["sleep", "30"], timeout: .milliseconds(300)), environment: [:], logger: Logger(label: "test"), event: "test")
+        let elapsed = ContinuousClock.now - started
+        #expect(outcome.timedOut)
+        #expect(outcome.signal == SIGTERM)
+        #expect(elapsed >= .milliseconds(300) && elapsed < .milliseconds(300) + .seconds(2))
+    }
+
+    @Test func aProgramIgnoringSIGTERMIsKilledAfterTheGrace() async throws {
+        let started = ContinuousClock.now
+        let outcome = try await ExecService.execute(executable: "/bin/sh", settings: try Self.settings(["sh", "-c", "trap '' TERM; exec sleep 30"], timeout: .milliseconds(200)), environment: [:], logger: Logger(label: "test"), event: "test")
+        let elapsed = ContinuousClock.now - started
+        #expect(outcome.timedOut)
+        #expect(outcome.signal == SIGKILL)
+        #expect(elapsed >= .milliseconds(200) + .seconds(2) && elapsed < .seconds(5))
+    }
+
+    /// The daemon blocks SIGTERM in every thread; a child must still start with an empty mask
+    /// and die on SIGTERM. (`sleep` itself, not `sh`: dash clears its mask at startup.)
+    @Test func aChildSpawnedFromASignalsBlockedThreadStillDiesOnSIGTERM() async throws {
+        let executor = SignalsBlockedExecutor()
+        let (controlMask, outcome, elapsed) = try await withTaskExecutorPreference(executor) {
+            // Control: a plain posix_spawn from this thread hands the blocked mask on.
+            let controlMask = Self.signalMaskOfPlainSpawn()
+            let started = ContinuousClock.now
+            let outcome = try await ExecService.execute(
+                executable: "/bin/sleep", settings: try Self.settings(["sleep", "30"], timeout: .milliseconds(300)),
+                environment: [:], logger: Logger(label: "test"), event: "test"
+            )
+            return (controlMask, outcome, ContinuousClock.now - started)
+        }
+        #expect(controlMask != nil && controlMask != "0000000000000000", "the spawning thread must block signals for this test to mean anything")
+        #expect(outcome.timedOut)
+        #expect(outcome.signal == SIGTERM, "SIGKILL here would mean SIGTERM was blocked in the child")
+        #expect(elapsed < .milliseconds(300) + .seconds(2))
+    }
+
+    /// Spawns `sleep` with a plain posix_spawn, reads its `SigBlk` and kills it.
+    static func signalMaskOfPlainSpawn() -> String? {
+        var pid = pid_t()
+        var argv: [UnsafeMutablePointer<CChar>?] = ["/bin/sleep", "30"].map { (text: String) in strdup(text) } + [nil]
+        defer { argv.forEach { free($0) } }
+        guard posix_spawn(&pid, "/bin/sleep", nil, nil, &argv, environ) == 0 else { return nil }
+        defer {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        }
+        let line = readLines("/proc/\(pid)/status").first { $0.hasPrefix("SigBlk:") }
+        return line.map { String($0.dropFirst("SigBlk:".count)).trimmingCharacters(in: .whitespaces) }
+    }
+
+    @Test(arguments: [
+        (["run": ConfigValue.array([.string("true")])], "on"),
+        (["on": .array([.string("didExplode")]), "run": .array([.string("true")])], "on[0]"),
+        (["on": .array([.string("willTerminate")])], "run"),
+        (["on": .array([.string("willTerminate")]), "run": .array([])], "run"),
+        (["on": .array([.string("willTerminate")]), "run": .string("echo hi")], "run"),
+        (["on": .array([.string("willTerminate")]), "run": .array([.string("bin/tool")])], "run[0]"),
+        (["on": .array([.string("willTerminate")]), "run": .array([.string("true")]), "timeout": .string("0s")], "timeout"),
+        (["on": .array([.string("willTerminate")]), "run": .array([.string("true")]), "environment": .table(["APPHOST_EVENT": .string("x")])], "environment.APPHOST_EVENT"),
+        (["on": .array([.string("willTerminate")]), "run": .array([.string("true")]), "environment": .table(["BAD-NAME": .string("x")])], "environment.BAD-NAME"),
+        (["on": .array([.string("willTerminate")]), "run": .array([.string("true")]), "working-directory": .string("tmp")], "working-directory"),
+        (["on": .array([.string("willTerminate")]), "run": .array([.string("true")]), "shell": .bool(true)], "shell"),
+    ])
+    func rejectsBadSettings(settings: [String: ConfigValue], key: String) {
+        let error = #expect(throws: ConfigurationError.self) {
+            try ExecService(configuration: ServiceConfiguration(settings, keyPath: "services[0].settings"))
+        }
+        #expect(error?.keyPath == "services[0].settings.\(key)")
+    }
+}

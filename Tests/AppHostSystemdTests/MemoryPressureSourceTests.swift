@@ -1,0 +1,162 @@
+import AppHost
+@testable import AppHostSystemd
+import Foundation
+import Glibc
+import Logging
+import Testing
+
+@Suite struct MemoryPressureSourceTests {
+    private let quietLogger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    private func base64(_ text: String, nul: Bool = false) -> String {
+        var bytes = Array(text.utf8)
+        if nul { bytes.append(0) }
+        return Data(bytes).base64EncodedString()
+    }
+
+    private func writeAll(_ fd: Int32, _ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count
+    }
+
+    @Test func fifoWritesProduceWarnings() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let fifo = directory.file("pressure.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let source = MemoryPressureSource(environment: ["MEMORY_PRESSURE_WATCH": fifo], logger: quietLogger)
+        defer { source.close() }
+        #expect(source.isWatching)
+        #expect(source.sourceDescription == "MEMORY_PRESSURE_WATCH=\(fifo) (fifo)")
+
+        // Two writers in turn: the second must still be heard after the first hung up.
+        for round in 0..<2 {
+            let writer = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+            #expect(writer >= 0)
+            #expect(writeAll(writer, "pressure \(round)\n"))
+            close(writer)
+            #expect(await nextValue(source.events) == .warning)
+        }
+    }
+
+    @Test func socketWritesProduceWarningsAndGetTheWriteBuffer() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("pressure.sock")
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { close(listener) }
+        let bound = withUnixAddress(pathBytes: Array(path.utf8)) { bind(listener, $0, $1) }
+        #expect(bound == 0)
+        #expect(listen(listener, 4) == 0)
+
+        let source = MemoryPressureSource(
+            environment: ["MEMORY_PRESSURE_WATCH": path, "MEMORY_PRESSURE_WRITE": base64("hello")],
+            logger: quietLogger)
+        defer { source.close() }
+        #expect(source.sourceDescription == "MEMORY_PRESSURE_WATCH=\(path) (socket)")
+        // The source connected in init, so the connection is already queued.
+        let connection = accept(listener, nil, nil)
+        #expect(connection >= 0)
+        defer { close(connection) }
+        var buffer = [UInt8](repeating: 0, count: 16)
+        let count = buffer.withUnsafeMutableBytes { read(connection, $0.baseAddress, $0.count) }
+        #expect(count == 5)
+        #expect(String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self) == "hello")
+
+        #expect(writeAll(connection, "x"))
+        #expect(await nextValue(source.events) == .warning)
+        #expect(writeAll(connection, "y"))
+        #expect(await nextValue(source.events) == .warning)
+    }
+
+    @Test(arguments: ["/dev/null", ""])
+    func devNullOrEmptyTurnsItOff(watch: String) async {
+        let (logger, store) = CapturingLogHandler.logger()
+        let source = MemoryPressureSource(environment: ["MEMORY_PRESSURE_WATCH": watch], logger: logger)
+        #expect(!source.isWatching)
+        #expect(source.sourceDescription.hasPrefix("off: MEMORY_PRESSURE_WATCH=\(watch)"))
+        #expect(store.all.count == 1)
+        #expect(store.all.first?.0 == .info)
+        source.close()
+        var count = 0
+        for await _ in source.events { count += 1 }
+        #expect(count == 0)
+    }
+
+    @Test func unusableSourcesAreLoggedOnceAsWarnings() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let plain = directory.file("plain")
+        #expect(FileManager.default.createFile(atPath: plain, contents: Data()))
+        for (environment, reason) in [
+            (["MEMORY_PRESSURE_WATCH": plain], "not a PSI file"),
+            (["MEMORY_PRESSURE_WATCH": directory.file("missing")], "No such file"),
+            (["MEMORY_PRESSURE_WATCH": plain, "MEMORY_PRESSURE_WRITE": "%%%"], "not valid base64"),
+        ] {
+            let (logger, store) = CapturingLogHandler.logger()
+            let source = MemoryPressureSource(environment: environment, logger: logger)
+            defer { source.close() }
+            #expect(!source.isWatching)
+            #expect(source.sourceDescription.contains(reason), "\(source.sourceDescription)")
+            #expect(store.all.count == 1)
+            #expect(store.all.first?.0 == .warning)
+            #expect(store.all.first?.1.contains(reason) == true)
+        }
+    }
+
+    @Test func decodesTheWriteBuffer() {
+        #expect(MemoryPressureSource.decodeWrite(base64("some 200000 2000000", nul: true))
+                == Array("some 200000 2000000".utf8) + [0])
+        #expect(MemoryPressureSource.decodeWrite("aGVsbG8") == Array("hello".utf8))  // unpadded
+        #expect(MemoryPressureSource.decodeWrite("aGVsbG8=\n") == Array("hello".utf8))
+        #expect(MemoryPressureSource.decodeWrite("not base64!") == nil)
+    }
+
+    @Test func thresholdsBecomeTriggers() {
+        #expect(MemoryPressureSource.Thresholds.default.warningTrigger == "some 200000 2000000")
+        #expect(MemoryPressureSource.Thresholds.default.criticalTrigger == "full 800000 2000000")
+        let custom = MemoryPressureSource.Thresholds(
+            warningStall: .milliseconds(100), criticalStall: .seconds(1), window: .seconds(4))
+        #expect(custom.warningTrigger == "some 100000 4000000")
+        #expect(custom.criticalTrigger == "full 1000000 4000000")
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/pressure/memory")))
+    func fallsBackToPSIWithBothTriggers() {
+        let (logger, store) = CapturingLogHandler.logger()
+        let source = MemoryPressureSource(environment: [:], logger: logger)
+        defer { source.close() }
+        #expect(source.isWatching)
+        #expect(source.sourceDescription.hasSuffix("memory.pressure (PSI: some 200000 2000000, full 800000 2000000)")
+                || source.sourceDescription == "/proc/pressure/memory (PSI: some 200000 2000000, full 800000 2000000)",
+                "\(source.sourceDescription)")
+        #expect(!store.all.contains { $0.0 >= .warning })
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/pressure/memory")))
+    func psiWatchGetsTheDecodedTrigger() {
+        // systemd encodes the trigger with its NUL; without one the source adds it (the kernel
+        // overwrites the last byte written with NUL, so a bare trigger would lose a digit).
+        for encoded in [base64("some 200000 2000000", nul: true), base64("some 200000 2000000")] {
+            let source = MemoryPressureSource(
+                environment: ["MEMORY_PRESSURE_WATCH": "/proc/pressure/memory", "MEMORY_PRESSURE_WRITE": encoded],
+                logger: quietLogger)
+            defer { source.close() }
+            #expect(source.sourceDescription == "MEMORY_PRESSURE_WATCH=/proc/pressure/memory (PSI: some 200000 2000000)")
+        }
+    }
+
+    @Test func findsTheCgroupV2PressureFileOnlyWhenItExists() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let cgroupFile = directory.file("cgroup")
+        try "4:memory:/x\n0::/apphost-test-does-not-exist.scope\n".write(toFile: cgroupFile, atomically: true, encoding: .utf8)
+        #expect(MemoryPressureSource.ownCgroupPressureFile(cgroupFile: cgroupFile) == nil)
+        try "4:memory:/x\n".write(toFile: cgroupFile, atomically: true, encoding: .utf8)
+        #expect(MemoryPressureSource.ownCgroupPressureFile(cgroupFile: cgroupFile) == nil)
+        if FileManager.default.fileExists(atPath: "/sys/fs/cgroup/memory.pressure") {
+            try "0::/\n".write(toFile: cgroupFile, atomically: true, encoding: .utf8)
+            #expect(MemoryPressureSource.ownCgroupPressureFile(cgroupFile: cgroupFile) == "/sys/fs/cgroup/memory.pressure")
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Dispatch
+import Foundation
+import Glibc
+import Logging
+import Synchronization
+
+/// Runs `body` on a new OS thread and waits for it, so signal-mask changes stay off the
+/// Swift Testing pool threads (a thread made here is gone when `body` returns).
+func onFreshThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
+    let result = Mutex<Result<T, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    let thread = Thread {
+        let outcome = Result { try body() }
+        result.withLock { $0 = outcome }
+        done.signal()
+    }
+    thread.start()
+    done.wait()
+    return try result.withLock { $0! }.get()
+}
+
+/// The next value of `stream`, or nil when it ends or `timeout` passes first (the timeout only
+/// bounds a failing test; passing tests return as soon as the value arrives).
+func nextValue<T: Sendable>(_ stream: AsyncStream<T>, within timeout: Duration = .seconds(3)) async -> T? {
+    await withTaskGroup(of: T?.self) { group in
+        group.addTask {
+            var iterator = stream.makeAsyncIterator()
+            return await iterator.next()
+        }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+}
+
+/// A fresh directory under /tmp, removed by `remove()`.
+struct TemporaryDirectory {
+    let path: String
+
+    init() throws {
+        var template = Array("/tmp/apphost-systemd-tests-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw POSIXError(.init(rawValue: errno) ?? .EIO)
+        }
+        path = String(cString: made)
+    }
+
+    func file(_ name: String) -> String { path + "/" + name }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Fills a sockaddr_un from raw `sun_path` bytes and calls `body` with it and its length.
+func withUnixAddress<R>(pathBytes: [UInt8], _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: pathBytes) }
+    let offset = MemoryLayout<sockaddr_un>.offset(of: \.sun_path)!
+    let length = offset + pathBytes.count + (pathBytes.first == 0 ? 0 : 1)
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(length)) }
+    }
+}
+
+/// A bound AF_UNIX datagram socket standing in for systemd's notify socket.
+final class DatagramReceiver {
+    let fd: Int32
+    /// The value to put in `$NOTIFY_SOCKET`.
+    let notifySocket: String
+    private let pathToRemove: String?
+
+    /// Binds `path`, or the abstract name `@name` when `path` starts with "@".
+    init(_ path: String) throws {
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var bytes = Array(path.utf8)
+        if path.hasPrefix("@") { bytes[0] = 0 }
+        let bound = withUnixAddress(pathBytes: bytes) { bind(fd, $0, $1) }
+        guard fd >= 0, bound == 0 else {
+            let code = errno
+            if fd >= 0 { close(fd) }
+            throw POSIXError(.init(rawValue: code) ?? .EIO)
+        }
+        self.fd = fd
+        // Bounds a failing test only: a sent datagram is already queued when receive() runs.
+        var timeout = timeval(tv_sec: 3, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        notifySocket = path
+        pathToRemove = path.hasPrefix("@") ? nil : path
+    }
+
+    /// The next datagram as text, or nil after the timeout.
+    func receive() -> String? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer[0..<count], as: UTF8.self)
+    }
+
+    /// Whether a datagram is waiting (non-blocking peek).
+    var hasPending: Bool {
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) >= 0
+    }
+
+    deinit {
+        close(fd)
+        if let pathToRemove { unlink(pathToRemove) }
+    }
+}
+
+/// A log handler that keeps records in memory, to check what a component logged.
+struct CapturingLogHandler: LogHandler {
+    final class Store: Sendable {
+        let records = Mutex<[(Logger.Level, String)]>([])
+        var all: [(Logger.Level, String)] { records.withLock { $0 } }
+    }
+
+    let store: Store
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        store.records.withLock { $0.append((event.level, event.message.description)) }
+    }
+
+    static func logger() -> (Logger, Store) {
+        let store = Store()
+        return (Logger(label: "test") { _ in CapturingLogHandler(store: store) }, store)
+    }
+}
