@@ -76,8 +76,15 @@ let package = Package(
             ]
         ),
         .testTarget(name: "AppHostSystemdTests", dependencies: ["AppHostSystemd", "CAppHostShims"]),
-        .testTarget(name: "AppHostServicesTests", dependencies: ["AppHostServices"]),
-        .testTarget(name: "ApphostdTests", dependencies: ["apphostd"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["apphostd"]),
+        .testTarget(
+            name: "AppHostServicesTests",
+            dependencies: ["AppHostServices", .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(
+            name: "ApphostdTests",
+            dependencies: ["apphostd", "AppHostServices"],
+            exclude: ["BadConfigs"]
+        ),
+        .testTarget(name: "IntegrationTests", dependencies: ["apphostd"], exclude: ["Support"]),
     ]
 )

@@ -43,7 +43,10 @@ public struct ServiceConfiguration: Sendable, Hashable {
     public func requireOnlyKeys(_ allowed: some Collection<String>) throws(ConfigurationError) {
         let allowedSet = Set(allowed)
         for key in values.keys.sorted() where !allowedSet.contains(key) {
-            throw error(key, "unknown key", hint: "valid keys: \(allowed.sorted().joined(separator: ", "))")
+            let hint = allowedSet.isEmpty
+                ? "this service takes no settings"
+                : "valid keys: \(allowed.sorted().joined(separator: ", "))"
+            throw error(key, "unknown key", hint: hint)
         }
     }
 
@@ -102,8 +105,12 @@ public struct ServiceConfiguration: Sendable, Hashable {
     public func duration(_ key: String) throws(ConfigurationError) -> Duration? {
         switch values[key] {
         case nil, .null?: return nil
-        case .int(let seconds)? where seconds >= 0: return .seconds(seconds)
-        case .double(let seconds)? where seconds >= 0: return .milliseconds(Int64(seconds * 1000))
+        case .int(let seconds)? where seconds >= 0 && Double(seconds) <= Duration.largestConfigSeconds:
+            return .seconds(seconds)
+        case .double(let seconds)? where seconds >= 0 && seconds <= Duration.largestConfigSeconds:
+            return .milliseconds(Int64(seconds * 1000))
+        case .int?, .double?:
+            throw error(key, "expected a duration between 0 and 100 years", hint: "write it like 250ms, 5s, 2m or 1h")
         case .string(let text)?:
             guard let duration = Duration(configText: text) else {
                 throw error(key, "\"\(text)\" is not a duration", hint: "write it like 250ms, 5s, 2m or 1h")
@@ -159,6 +166,9 @@ public struct ServiceConfiguration: Sendable, Hashable {
 }
 
 extension Duration {
+    /// About 100 years: longer is a typo, and it keeps `microseconds` and `nanoseconds` in `Int64`.
+    static let largestConfigSeconds: Double = 3_200_000_000
+
     /// Parses `250ms`, `5s`, `1.5s`, `2m`, `1h` or a bare number of seconds.
     public init?(configText text: String) {
         let trimmed = text.trimmingSpaces
@@ -170,7 +180,9 @@ extension Duration {
             scale = factor
             break
         }
-        guard let value = Double(number.trimmingSpaces), value.isFinite, value >= 0 else { return nil }
+        guard let value = Double(number.trimmingSpaces), value.isFinite, value >= 0,
+            value * scale <= Duration.largestConfigSeconds
+        else { return nil }
         self = .nanoseconds(Int64((value * scale * 1e9).rounded()))
     }
 

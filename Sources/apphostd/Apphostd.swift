@@ -5,8 +5,13 @@ import CApphostdPrelude
 import Foundation
 
 /// The apphostd command line: `run` (the default), `check`, `services`, `analytics`.
+///
+/// Synchronous on purpose: an async `main` parks the main thread in `dispatch_main`, which waits
+/// in `sigsuspend` with an empty mask, and a lifecycle signal would then kill the process instead
+/// of reaching the daemon's signalfd. `RunCommand` keeps the main thread blocked in a wait that
+/// leaves the signal mask alone.
 @main
-struct Apphostd: AsyncParsableCommand {
+struct Apphostd: ParsableCommand {
     static let version = "0.1.0"
 
     static let configuration = CommandConfiguration(

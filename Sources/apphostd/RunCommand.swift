@@ -1,7 +1,8 @@
 import ArgumentParser
+import Foundation
 
 /// `apphostd run`: the daemon.
-struct RunCommand: AsyncParsableCommand {
+struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Run the daemon (the default command): launch the services, then serve signals until SIGTERM."
@@ -10,8 +11,23 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "The config file (default: $APPHOSTD_CONFIG, else /etc/apphostd/apphostd.yaml).")
     var config: String?
 
-    func run() async throws {
-        let status = await Daemon(configPath: Apphostd.resolveConfigPath(config), registry: Apphostd.registry()).run()
-        if status != ExitStatus.clean { throw status }
+    func run() throws {
+        let daemon = Daemon(configPath: Apphostd.resolveConfigPath(config), registry: Apphostd.registry())
+        let status = ExitCodeBox()
+        let finished = DispatchSemaphore(value: 0)
+        // The one unstructured task: the bridge from the synchronous entry (see `Apphostd`) to
+        // the daemon's structured task tree. The main thread waits for it with signals blocked.
+        Task {
+            status.value = await daemon.run()
+            finished.signal()
+        }
+        finished.wait()
+        if status.value != ExitStatus.clean { throw status.value }
     }
+}
+
+/// Carries the daemon's exit status from the task to the waiting main thread; the semaphore
+/// orders the write before the read.
+private final class ExitCodeBox: @unchecked Sendable {
+    var value = ExitStatus.clean
 }

@@ -214,7 +214,7 @@ struct ConfigurationLoader: Sendable {
             var error = error
             if !registry.contains(type), let guess = Self.closest(to: type, in: registry.entriesByName.map(\.name)) {
                 error.hint = "did you mean \"\(guess)\"? " + (error.hint ?? "")
-            } else if error.hint == "valid keys: " {
+            } else if error.hint == "this service takes no settings" {
                 error.hint = "\(type) takes no settings"
             } else if error.message == "unknown key", let hint = error.hint, hint.hasPrefix("valid keys: ") {
                 let valid = hint.dropFirst("valid keys: ".count).components(separatedBy: ", ")
