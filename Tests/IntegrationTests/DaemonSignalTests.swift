@@ -67,21 +67,25 @@ extension IntegrationSuites {
             }
         }
 
-        @Test("a storm of 2000 SIGUSR1 with queued RTMIN transitions ends in the last explicit state, with only legal transitions")
+        /// The kernel keeps the order of real-time signals of one number, but dequeues pending
+        /// signals of different numbers lowest first: when the reader falls behind in a storm, a
+        /// queued `SIGRTMIN+1` can overtake an earlier `SIGRTMIN+2`. So the storm's promise is
+        /// consistency (legal transitions only, `STATUS=` equals the services' state, the daemon
+        /// survives), and an explicit transition sent after the storm is honoured.
+        @Test("a storm of 2000 SIGUSR1 with queued RTMIN transitions: only legal transitions, STATUS= agrees with the services, the next explicit transition is honoured")
         func signalStorm() async throws {
             try await DaemonUnderTest.with(services: [ProbeSpec("a"), ProbeSpec("b")]) { daemon in
                 try await daemon.startOrFail()
                 let pid = try await daemon.mainPID()
                 if pid <= 0 { throw HarnessError("no MainPID\n\(await daemon.diagnostics())") }
-                // 2000 SIGUSR1, every 20th followed by a queued RTMIN+1 or RTMIN+2 (100 in all), then
-                // the explicit final transition (background) and the marker.
+                // 2000 SIGUSR1, every 20th followed by a queued RTMIN+1 or RTMIN+2 (100 in all), then the marker.
                 let storm = """
                     p=$1
                     for i in $(seq 1 2000); do
                         kill -USR1 "$p" || exit 1
                         if [ $((i % 20)) -eq 0 ]; then kill -s "RTMIN+$(( (i / 20) % 2 + 1 ))" "$p" || exit 1; fi
                     done
-                    kill -s RTMIN+1 "$p" && kill -s RTMIN+18 "$p"
+                    kill -s RTMIN+18 "$p"
                     """
                 let clock = ContinuousClock()
                 let began = clock.now
@@ -96,14 +100,21 @@ extension IntegrationSuites {
                 let log = daemon.probeLog
                 #expect(status["ActiveState"] == "active", "the daemon did not survive the storm: \(status)")
                 #expect(try await daemon.mainPID() == pid, "the daemon was restarted")
-                #expect(DaemonUnderTest.stateWord(of: status["StatusText"] ?? "") == "background", "StatusText after the storm: \(status["StatusText"] ?? "")")
+                let reported = DaemonUnderTest.stateWord(of: status["StatusText"] ?? "")
+                #expect(reported == "active" || reported == "background", "StatusText after the storm: \(status["StatusText"] ?? "")")
                 for name in ["a", "b"] {
                     #expect(log.violations(of: name).isEmpty, "\(name): illegal transitions \(log.violations(of: name).prefix(10))")
-                    #expect(log.lastState(of: name) == "background", "\(name) ended in \(log.lastState(of: name) ?? "?")")
+                    #expect(log.lastState(of: name) == reported, "\(name) ended in \(log.lastState(of: name) ?? "?"), STATUS= says \(reported)")
                 }
                 let transitions = log.count("a", "didEnterBackground") + log.count("a", "willEnterForeground")
                 print("IntegrationTests: storm produced \(transitions) transitions in probe a")
                 #expect(transitions >= 2, "the storm produced no transitions: \(log)")
+
+                let target = reported == "background" ? ("SIGRTMIN+2", "active") : ("SIGRTMIN+1", "background")
+                try await daemon.signal(target.0)
+                try await Self.sendMarker(daemon, probe: "a", expected: 2)
+                #expect(try await daemon.stateWord() == target.1, "\(target.0) after the storm was not honoured")
+                #expect(daemon.probeLog.lastState(of: "a") == target.1)
             }
         }
     }
