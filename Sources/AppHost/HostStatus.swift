@@ -43,6 +43,8 @@ public struct HostStatus: Sendable, Hashable, CustomStringConvertible {
     public var lastOverrun: Overrun?
     /// A passing remark, such as a failed reload; cleared by the next successful reload.
     public var note: String?
+    /// Why the session is locked (`entered background`, `secret unavailable: …`); nil while unlocked.
+    public var sessionLockReason: String?
 
     /// `active · 4 services · analytics overran applicationDidEnterBackground (5s)`.
     public var description: String {
@@ -51,6 +53,9 @@ public struct HostStatus: Sendable, Hashable, CustomStringConvertible {
         let disabled = services.filter { !$0.isEnabled }.map(\.name)
         if !disabled.isEmpty { parts.append("disabled: " + disabled.joined(separator: ", ")) }
         if let lastOverrun { parts.append(lastOverrun.description) }
+        if let sessionLockReason {
+            parts.append(sessionLockReason.isEmpty ? "session locked" : "session locked (\(sessionLockReason))")
+        }
         if let note { parts.append(note) }
         return parts.joined(separator: " · ")
     }

@@ -98,11 +98,8 @@ extension PluggableApplicationHost {
         if slot.isEnabled {
             var overruns: [Overrun] = []
             var failures: [String: String] = [:]
-            let results = await FanOut(slots: [slot], deadline: { _ in self.configuration.terminateDeadline }) { service, application in
-                try await service.applicationWillTerminate(application)
-                return true
-            }.run()
-            note(results, for: .willTerminate, slots: [slot], overruns: &overruns, failures: &failures)
+            let result = await deliverWillTerminate(to: slot)
+            note([result], for: .willTerminate, slots: [slot], overruns: &overruns, failures: &failures)
         }
         slot.stop()
     }

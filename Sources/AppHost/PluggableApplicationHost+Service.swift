@@ -20,7 +20,7 @@ extension PluggableApplicationHost: Service {
         await withDiscardingTaskGroup { group in
             group.addTask {
                 for await change in lockChanges {
-                    _ = try? await self.setSessionLocked(change.isLocked)
+                    _ = try? await self.setSessionLocked(change.isLocked, reason: change.reason)
                 }
             }
             await withGracefulShutdownHandler {

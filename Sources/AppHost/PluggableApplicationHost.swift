@@ -76,6 +76,7 @@ public actor PluggableApplicationHost {
     var slots: [ServiceSlot] = []
     var lastOverrun: Overrun?
     var note: String?
+    var sessionLockReason: String?
     var runLoopRequests: AsyncStream<RunLoopRequest>.Continuation?
     var lastPublishedStatus: HostStatus?
 
@@ -119,7 +120,8 @@ public actor PluggableApplicationHost {
                 ? descriptors.map { ServiceHealth(name: $0.name, isRequired: $0.isRequired, condition: .healthy) }
                 : slots.map(\.health),
             lastOverrun: lastOverrun,
-            note: note
+            note: note,
+            sessionLockReason: context.snapshot.isProtectedDataAvailable ? nil : (sessionLockReason ?? "")
         )
     }
 
@@ -169,14 +171,22 @@ public actor PluggableApplicationHost {
 
     /// Locks or unlocks the session: `protectedDataWillBecomeUnavailable` (reverse order) or
     /// `protectedDataDidBecomeAvailable` (registration order). Returns false when nothing changed.
+    /// `reason` shows in the status while the session stays locked.
     @discardableResult
-    public func setSessionLocked(_ locked: Bool) async throws(IllegalTransition) -> Bool {
+    public func setSessionLocked(_ locked: Bool, reason: String? = nil) async throws(IllegalTransition) -> Bool {
         try await serially { () throws(IllegalTransition) in
             guard self.machine.state.isRunning, self.machine.state != .launching else {
                 throw IllegalTransition(from: self.machine.state, to: self.machine.state)
             }
             let available = !locked
-            guard self.context.snapshot.isProtectedDataAvailable != available else { return false }
+            guard self.context.snapshot.isProtectedDataAvailable != available else {
+                if locked, let reason, reason != self.sessionLockReason {
+                    self.sessionLockReason = reason
+                    self.publishStatus()
+                }
+                return false
+            }
+            self.sessionLockReason = locked ? reason : nil
             if locked {
                 _ = await self.fanOut(.protectedDataWillBecomeUnavailable, to: self.ordered(.down))
                 self.context.update { $0.isProtectedDataAvailable = false }
@@ -257,11 +267,8 @@ public actor PluggableApplicationHost {
         var overruns: [Overrun] = []
         var failures: [String: String] = [:]
         for slot in ordered(.down) where slot.isEnabled {
-            let results = await FanOut(slots: [slot], deadline: { _ in self.configuration.terminateDeadline }) { service, application in
-                try await service.applicationWillTerminate(application)
-                return true
-            }.run()
-            note(results, for: .willTerminate, slots: [slot], overruns: &overruns, failures: &failures)
+            let result = await deliverWillTerminate(to: slot)
+            note([result], for: .willTerminate, slots: [slot], overruns: &overruns, failures: &failures)
             slot.stop()
             observer.didProgress(.terminating, slot.name, configuration.terminateDeadline)
         }
@@ -276,6 +283,23 @@ public actor PluggableApplicationHost {
         try? move(to: .notRunning)
         publishStatus()
         runLoopRequests?.finish()
+    }
+
+    /// `willTerminate` to one service under the terminate deadline. A service still inside an
+    /// earlier (overrunning) hook gets it queued behind that hook, and the host waits for it
+    /// within the same deadline instead of moving on: otherwise it would exit (or, on reload,
+    /// start the replacement) before that service had its last call, out of reverse order.
+    func deliverWillTerminate(to slot: ServiceSlot) async -> HookResult {
+        let deadline = configuration.terminateDeadline
+        let start = ContinuousClock.now
+        let result = await FanOut(slots: [slot], deadline: { _ in deadline }) { service, application in
+            try await service.applicationWillTerminate(application)
+            return true
+        }.run()[0]
+        guard result == .deferred else { return result }
+        logger.debug("\(slot.name) is still in an earlier hook; waiting for its applicationWillTerminate", metadata: ["service": "\(slot.name)"])
+        let idle = await slot.waitUntilIdle(timeout: deadline - (ContinuousClock.now - start))
+        return idle ? .returned(true) : .overran(deadline)
     }
 
     // MARK: Fan-out

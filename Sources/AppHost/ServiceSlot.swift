@@ -13,6 +13,7 @@ final class ServiceSlot: Sendable {
         var backlog: [Job] = []
         var isStopped = false
         var stopWaiter: CheckedContinuation<Void, Never>?
+        var idleWaiters: [IdleWaiter] = []
     }
 
     let descriptor: ServiceDescriptor
@@ -76,6 +77,35 @@ final class ServiceSlot: Sendable {
         }) {
             await next()
         }
+        let waiters = state.withLock { state -> [IdleWaiter] in
+            guard !state.isBusy else { return [] }
+            defer { state.idleWaiters = [] }
+            return state.idleWaiters
+        }
+        for waiter in waiters { waiter.resume(true) }
+    }
+
+    /// Waits until no hook of the service runs and nothing is queued behind it (so a queued
+    /// `willTerminate` has run), or until `timeout` passed. Returns whether it became idle.
+    func waitUntilIdle(timeout: Duration) async -> Bool {
+        let waiter = IdleWaiter()
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            waiter.set(continuation)
+            let idle = state.withLock { state -> Bool in
+                if !state.isBusy { return true }
+                state.idleWaiters.append(waiter)
+                return false
+            }
+            if idle {
+                waiter.resume(true)
+                return
+            }
+            // Unstructured: the timer must be able to end the wait while the hook still runs.
+            waiter.setTimer(Task {
+                try? await Task.sleep(for: timeout)
+                waiter.resume(false)
+            })
+        }
     }
 
     /// Takes over the `run` loop of the slot this one replaces after a live configuration update.
@@ -104,5 +134,43 @@ final class ServiceSlot: Sendable {
             }
             if stoppedAlready { continuation.resume() }
         }
+    }
+}
+
+/// One `waitUntilIdle` call: resumed once, by the slot going idle or by its timer.
+final class IdleWaiter: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Bool, Never>?
+        var timer: Task<Void, Never>?
+        var result: Bool?
+    }
+
+    private let state = Mutex(State())
+
+    func set(_ continuation: CheckedContinuation<Bool, Never>) {
+        state.withLock { $0.continuation = continuation }
+    }
+
+    func setTimer(_ timer: Task<Void, Never>) {
+        let finished = state.withLock { state -> Bool in
+            if state.result != nil { return true }
+            state.timer = timer
+            return false
+        }
+        if finished { timer.cancel() }
+    }
+
+    func resume(_ idle: Bool) {
+        let (continuation, timer) = state.withLock { state -> (CheckedContinuation<Bool, Never>?, Task<Void, Never>?) in
+            guard state.result == nil else { return (nil, nil) }
+            state.result = idle
+            defer {
+                state.continuation = nil
+                state.timer = nil
+            }
+            return (state.continuation, state.timer)
+        }
+        if idle { timer?.cancel() }
+        continuation?.resume(returning: idle)
     }
 }

@@ -71,6 +71,19 @@ public final class SignalSource: Sendable {
     /// source does not stop it, so `try SignalSource().signals` keeps working.
     public func close() { wake.wake() }
 
+    /// Makes a lifecycle signal that the kernel delivers to some other thread reach this source
+    /// instead of taking its default action (terminating the process).
+    ///
+    /// Blocking the signals in every thread is not enough once a library thread waits with a mask
+    /// of its own: swift-subprocess's monitor thread (the exec service) sleeps in `epoll_pwait`
+    /// with an empty mask, so `kill -USR1` would land there and kill the daemon. This installs a
+    /// process-wide handler that re-queues such a signal to the reader thread (sender pid and value
+    /// kept, `SI_QUEUE` as code). Call it once, for the process's one source; it stays installed.
+    public func forwardSignalsDeliveredToOtherThreads() throws(LifecycleSignalError) {
+        let result = apphost_forward_lifecycle_signals(readerThreadID)
+        guard result == 0 else { throw .readerFailed(errno: result) }
+    }
+
     private static func readLoop(
         signalFD: Int32,
         wake: WakeEventFD,

@@ -102,6 +102,37 @@ int apphost_tgkill(pid_t tgid, pid_t tid, int signo) {
     return syscall(SYS_tgkill, tgid, tid, signo) == 0 ? 0 : -errno;
 }
 
+static pid_t apphost_forward_target = 0;
+
+static void apphost_forward_handler(int signo, siginfo_t *info, void *context) {
+    (void)context;
+    int saved = errno;
+    pid_t tid = __atomic_load_n(&apphost_forward_target, __ATOMIC_RELAXED);
+    if (tid > 0 && info != NULL) {
+        siginfo_t copy = *info;
+        // The kernel lets a thread other than the group leader queue only negative codes.
+        copy.si_code = SI_QUEUE;
+        syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, signo, &copy);
+    }
+    errno = saved;
+}
+
+int apphost_forward_lifecycle_signals(pid_t tid) {
+    __atomic_store_n(&apphost_forward_target, tid, __ATOMIC_RELAXED);
+    sigset_t set;
+    apphost_lifecycle_signal_set(&set);
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = apphost_forward_handler;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigfillset(&action.sa_mask);
+    for (int signo = 1; signo < NSIG; signo++) {
+        if (sigismember(&set, signo) != 1) continue;
+        if (sigaction(signo, &action, NULL) != 0) return errno;
+    }
+    return 0;
+}
+
 int apphost_open_wake_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
 
 void apphost_set_current_thread_name(const char *name) {

@@ -36,6 +36,8 @@ struct Daemon: Sendable {
         let signals: SignalSource
         do {
             signals = try SignalSource()
+            // The exec service's swift-subprocess monitor thread waits with every signal unblocked.
+            try signals.forwardSignalsDeliveredToOtherThreads()
         } catch {
             logger.critical("cannot read signals: \(error)")
             notifier.status("cannot read signals: \(error)")

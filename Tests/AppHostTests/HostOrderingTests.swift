@@ -134,6 +134,18 @@ import Testing
         await host.terminate()
     }
 
+    @Test func statusSaysWhySessionIsLocked() async throws {
+        let host = try PluggableApplicationHost(services: [descriptor(Recorder(name: "a", journal: Journal()))], logger: quietLogger)
+        try await host.launch()
+        try await host.setSessionLocked(true, reason: "secret unavailable: /run/x does not exist")
+        #expect(await host.status.description == "active · 1 service · session locked (secret unavailable: /run/x does not exist)")
+        try await host.setSessionLocked(true, reason: "entered background")
+        #expect(await host.status.sessionLockReason == "entered background", "a repeated lock updates the reason")
+        try await host.setSessionLocked(false)
+        #expect(await host.status.description == "active · 1 service")
+        await host.terminate()
+    }
+
     @Test func observerSeesStatusAndLaunch() async throws {
         let journal = Journal()
         let seen = Mutex<[String]>([])

@@ -18,6 +18,10 @@ struct DaemonUnit: Sendable {
     var timeoutStopSec = "20s"
     /// `WatchdogSec=`, off unless a test asks.
     var watchdogSec: String?
+    /// `Restart=` (the watchdog scenarios use `on-watchdog`).
+    var restart = "no"
+    /// Further `[Service]` lines, such as `RestartSec=100ms` or `LimitCORE=0`.
+    var extraServiceLines: [String] = []
     /// `Environment=` entries.
     var environment: [String: String] = [:]
     /// Where `ExecStopPost=` writes `$SERVICE_RESULT $EXIT_CODE $EXIT_STATUS` after each run. systemd
@@ -72,7 +76,8 @@ struct DaemonUnit: Sendable {
         if let exitRecordPath {
             lines.append("ExecStopPost=/bin/sh -c 'echo \"$$SERVICE_RESULT $$EXIT_CODE $$EXIT_STATUS\" >> \(exitRecordPath)'")
         }
-        lines.append("Restart=no")
+        lines.append("Restart=\(restart)")
+        lines += extraServiceLines
         for (key, value) in environment.sorted(by: { $0.key < $1.key }) {
             lines.append("Environment=\"\(key)=\(value)\"")
         }

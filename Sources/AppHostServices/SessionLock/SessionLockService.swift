@@ -226,6 +226,8 @@ public final class SessionLockService: ApplicationService {
         } catch {
             state.withLock { $0.problem = error.description }
             application.logger.error("session stays locked: the secret \(error)", metadata: ["secret": "\(error.path)"])
+            // Still locked; the message carries why, for the host's status line.
+            application.bus.publish(SessionLockDidChange(isLocked: true, reason: "secret unavailable: \(error.description)"))
         }
         publishStatus(application, pending: false)
     }

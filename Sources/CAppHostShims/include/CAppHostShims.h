@@ -59,6 +59,13 @@ int apphost_thread_sigqueue(pid_t tgid, pid_t tid, int signo, int value);
 /// Sends `signo` to one thread `tid` of thread group `tgid` (tgkill). Returns 0 or -errno.
 int apphost_tgkill(pid_t tgid, pid_t tid, int signo);
 
+/// Installs a process-wide handler for the lifecycle signals that re-queues a signal delivered to
+/// any thread (one that left it unblocked, e.g. a library thread waiting in epoll_pwait with an
+/// empty mask) to thread `tid` of this process, with rt_tgsigqueueinfo (SI_QUEUE, sender pid and
+/// value kept). `tid` 0 drops such signals instead of letting them terminate the process. Returns 0
+/// or an errno value.
+int apphost_forward_lifecycle_signals(pid_t tid);
+
 /// Opens an eventfd (non-blocking, close-on-exec) used to wake a poll loop. Returns the fd or -1.
 int apphost_open_wake_eventfd(void);
 
