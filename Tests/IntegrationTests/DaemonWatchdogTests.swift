@@ -48,8 +48,10 @@ extension IntegrationSuites {
             try await DaemonUnderTest.with(services: [ProbeSpec("steady"), staller], unit: { unit, _ in
                 unit.watchdogSec = "1500ms"
                 unit.restart = "on-watchdog"
-                // No core file from the watchdog's SIGABRT.
-                unit.extraServiceLines += ["RestartSec=100ms", "LimitCORE=0"]
+                // The watchdog sends SIGABRT; the Swift runtime's crash handler then runs
+                // swift-backtrace, which here can hang until TimeoutAbortSec= (by default
+                // TimeoutStopSec=) and systemd's SIGKILL. Keep that short, and no core file.
+                unit.extraServiceLines += ["RestartSec=100ms", "TimeoutAbortSec=1s", "LimitCORE=0"]
             }) { daemon in
                 try await daemon.startOrFail()
                 let firstPID = try await daemon.mainPID()
