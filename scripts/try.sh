@@ -74,7 +74,7 @@ mkdir -p "$S/state"
 inside=(nsenter "--mount=/proc/$pid/ns/mnt" -- env
     "XDG_RUNTIME_DIR=$(get XDG_RUNTIME_DIR)" "XDG_CONFIG_HOME=$(get XDG_CONFIG_HOME)"
     "DBUS_SESSION_BUS_ADDRESS=$(get DBUS_SESSION_BUS_ADDRESS)" "SYSTEMD_PAGER=" "PAGER=cat"
-    "APPHOSTD_CONFIG=$root/config/apphostd.yaml" "PATH=$(dirname "$binary"):$PATH")
+    "APPHOSTD_CONFIG=$root/config/apphostd.yaml" "STATE_DIRECTORY=$S/state" "PATH=$(dirname "$binary"):$PATH")
 "${inside[@]}" systemctl --user daemon-reload
 
 if [ $# -gt 0 ]; then

@@ -25,7 +25,7 @@ public final class NotificationService: ApplicationService {
     /// The config's `type` for this service.
     public static let typeName = "notification"
     /// One line for `apphostd services`.
-    public static let summary = "notifies the journal and the desktop (D-Bus) about chosen events; redacted while locked"
+    public static let summary = "Local notifications to the journal and the desktop (D-Bus) about chosen events; redacted while locked"
 
     struct Subscriptions: Sendable {
         let records: AsyncStream<LifecycleEventRecord>

@@ -23,7 +23,7 @@ public final class SessionLockService: ApplicationService {
     /// The config's `type` for this service.
     public static let typeName = "session-lock"
     /// One line for `apphostd services`.
-    public static let summary = "locks the session in the background (after a grace period), wipes the secret, drives protected-data events"
+    public static let summary = "Locks the session in the background (after a grace period), wipes the secret, drives protected-data events"
 
     enum Request: Sendable {
         case background
