@@ -214,26 +214,25 @@ public final class SessionLockService: ApplicationService {
 
     private func unlock(_ application: Application) {
         guard isLocked else { return }
-        do {
-            let secret = try source.load(environment: lookUp)
-            state.withLock { state in
-                state.secret = secret
-                state.isLocked = false
-                state.problem = nil
-            }
+        if reloadSecret(application, failure: "session stays locked: the secret") {
             application.logger.info("session unlocked: entered foreground")
             application.bus.publish(SessionLockDidChange(isLocked: false, reason: "entered foreground"))
-        } catch {
-            state.withLock { $0.problem = error.description }
-            application.logger.error("session stays locked: the secret \(error)", metadata: ["secret": "\(error.path)"])
+        } else if let problem = state.withLock({ $0.problem }) {
             // Still locked; the message carries why, for the host's status line.
-            application.bus.publish(SessionLockDidChange(isLocked: true, reason: "secret unavailable: \(error.description)"))
+            application.bus.publish(SessionLockDidChange(isLocked: true, reason: "secret unavailable: \(problem)"))
         }
         publishStatus(application, pending: false)
     }
 
     private func reloadAfterExternalUnlock(_ application: Application) {
         guard isLocked else { return }
+        _ = reloadSecret(application, failure: "the session was unlocked elsewhere, but the secret")
+        publishStatus(application, pending: false)
+    }
+
+    /// Reads the secret and marks the session unlocked; on failure keeps it locked, records the
+    /// problem and logs `failure` followed by the reason. Returns whether it unlocked.
+    private func reloadSecret(_ application: Application, failure: String) -> Bool {
         do {
             let secret = try source.load(environment: lookUp)
             state.withLock { state in
@@ -241,11 +240,12 @@ public final class SessionLockService: ApplicationService {
                 state.isLocked = false
                 state.problem = nil
             }
+            return true
         } catch {
             state.withLock { $0.problem = error.description }
-            application.logger.error("the session was unlocked elsewhere, but the secret \(error)", metadata: ["secret": "\(error.path)"])
+            application.logger.error("\(failure) \(error)", metadata: ["secret": "\(error.path)"])
+            return false
         }
-        publishStatus(application, pending: false)
     }
 
     private func publishStatus(_ application: Application, pending: Bool) {
