@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "AppHost", targets: ["AppHost"]),
         .library(name: "AppHostSystemd", targets: ["AppHostSystemd"]),
         .library(name: "AppHostServices", targets: ["AppHostServices"]),
+        .library(name: "AppHostDaemon", targets: ["AppHostDaemon"]),
         .executable(name: "apphostd", targets: ["apphostd"]),
     ],
     dependencies: [
@@ -54,8 +55,9 @@ let package = Package(
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ]
         ),
-        .executableTarget(
-            name: "apphostd",
+        // The daemon as a library: CLI, config loading, wiring. `ApphostdCommand.main(registry:)`.
+        .target(
+            name: "AppHostDaemon",
             dependencies: [
                 "AppHost",
                 "AppHostSystemd",
@@ -67,6 +69,7 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        .executableTarget(name: "apphostd", dependencies: ["AppHostDaemon", "AppHostServices"]),
         .testTarget(
             name: "AppHostTests",
             dependencies: [
@@ -82,7 +85,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ApphostdTests",
-            dependencies: ["apphostd", "AppHostServices"],
+            dependencies: ["AppHostDaemon", "AppHostServices"],
             exclude: ["BadConfigs"]
         ),
         .testTarget(name: "IntegrationTests", dependencies: ["apphostd"], exclude: ["Support"]),

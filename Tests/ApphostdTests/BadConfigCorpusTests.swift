@@ -1,7 +1,7 @@
 import AppHost
 import Foundation
 import Testing
-@testable import apphostd
+@testable import AppHostDaemon
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,7 +2,7 @@ import AppHost
 import AppHostServices
 import Logging
 import Testing
-@testable import apphostd
+@testable import AppHostDaemon
 
 @Suite("ConfigurationLoader")
 struct ConfigurationLoaderTests {

@@ -1,7 +1,7 @@
 import AppHost
 import Foundation
 import Synchronization
-@testable import apphostd
+@testable import AppHostDaemon
 
 /// Paths of the package, found from this file so tests run from any working directory.
 enum PackagePaths {

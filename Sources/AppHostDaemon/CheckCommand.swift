@@ -13,9 +13,9 @@ struct CheckCommand: ParsableCommand {
     var config: String?
 
     func run() throws {
-        let path = Apphostd.resolveConfigPath(config)
+        let path = ApphostdCommand.resolveConfigPath(config)
         do {
-            let loaded = try ConfigurationLoader(registry: Apphostd.registry()).load(path: path)
+            let loaded = try ConfigurationLoader(registry: ApphostdCommand.registry()).load(path: path)
             let names = loaded.services.map(\.name)
             print("OK: \(path): \(names.count) service\(names.count == 1 ? "" : "s") (\(names.joined(separator: ", ")))")
         } catch {

@@ -73,7 +73,7 @@ struct Daemon: Sendable {
         }
 
         logger.info(
-            "apphostd \(Apphostd.version) starting",
+            "apphostd \(ApphostdCommand.version) starting",
             metadata: [
                 "config": "\(configPath)",
                 "services": "\(configuration.services.map(\.name).joined(separator: ","))",

@@ -25,7 +25,7 @@ struct AnalyticsCommand: ParsableCommand {
             directory = stateDirectory
         } else {
             do {
-                directory = try ConfigurationLoader(registry: Apphostd.registry()).load(path: Apphostd.resolveConfigPath(config)).stateDirectory
+                directory = try ConfigurationLoader(registry: ApphostdCommand.registry()).load(path: ApphostdCommand.resolveConfigPath(config)).stateDirectory
             } catch {
                 FileHandle.standardError.write(Data("apphostd: \(error)\n".utf8))
                 throw ExitStatus.badConfiguration

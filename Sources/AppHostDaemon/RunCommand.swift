@@ -12,7 +12,7 @@ struct RunCommand: ParsableCommand {
     var config: String?
 
     func run() throws {
-        let daemon = Daemon(configPath: Apphostd.resolveConfigPath(config), registry: Apphostd.registry())
+        let daemon = Daemon(configPath: ApphostdCommand.resolveConfigPath(config), registry: ApphostdCommand.registry())
         let status = ExitCodeBox()
         let finished = DispatchSemaphore(value: 0)
         // The one unstructured task: the bridge from the synchronous entry (see `Apphostd`) to

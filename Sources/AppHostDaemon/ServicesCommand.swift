@@ -9,7 +9,7 @@ struct ServicesCommand: ParsableCommand {
     )
 
     func run() {
-        let entries = Apphostd.registry().entriesByName
+        let entries = ApphostdCommand.registry().entriesByName
         let width = entries.map(\.name.count).max() ?? 0
         for entry in entries {
             print(entry.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + entry.summary)

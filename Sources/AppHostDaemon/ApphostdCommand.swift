@@ -1,0 +1,65 @@
+import AppHost
+import AppHostServices
+import ArgumentParser
+import CApphostdPrelude
+import Foundation
+import Synchronization
+
+/// The apphostd command line: `run` (the default), `check`, `services`, `analytics`.
+///
+/// An executable with services of its own runs the same daemon with
+/// `ApphostdCommand.main(registry:)`.
+///
+/// Synchronous on purpose: an async `main` parks the main thread in `dispatch_main`, which waits
+/// in `sigsuspend` with an empty mask, and a lifecycle signal would then kill the process instead
+/// of reaching the daemon's signalfd. `RunCommand` keeps the main thread blocked in a wait that
+/// leaves the signal mask alone.
+public struct ApphostdCommand: ParsableCommand {
+    /// The version `--version` prints.
+    public static let version = "0.1.0"
+
+    /// The command line's description, subcommands and `--help` text.
+    public static let configuration = CommandConfiguration(
+        commandName: "apphostd",
+        abstract: "Hosts pluggable application services and drives them through a UIKit-style lifecycle under systemd.",
+        discussion: """
+            Signals (systemctl kill -s SIGNAL apphostd, or kill -s SIGNAL PID):
+              SIGTERM, SIGINT  terminate: STOPPING=1, willTerminate (reverse order)
+              SIGUSR1          toggle background/foreground (coalesces in a storm)
+              SIGRTMIN+1       enter background (explicit, idempotent, queued)
+              SIGRTMIN+2       enter foreground (explicit, idempotent, queued)
+              SIGRTMIN+18      trim memory: a critical memory warning, malloc_trim
+              SIGHUP           reload the config as one transaction
+            Memory pressure: $MEMORY_PRESSURE_WATCH, else the cgroup's or the
+            system's PSI file (/proc/pressure/memory).
+
+            Exit codes: 0 clean exit, 1 launch failed, 78 bad config (EX_CONFIG).
+            """,
+        version: version,
+        subcommands: [RunCommand.self, CheckCommand.self, ServicesCommand.self, AnalyticsCommand.self],
+        defaultSubcommand: RunCommand.self
+    )
+
+    /// Parses the command line and runs it with `registry` as the services the config may name;
+    /// exits the process.
+    public static func main(registry: ServiceRegistry) -> Never {
+        installedRegistry.withLock { $0 = registry }
+        main()
+        Foundation.exit(0)
+    }
+
+    /// The registry the daemon builds services from: the built-ins unless `main(registry:)` was
+    /// given another.
+    static func registry() -> ServiceRegistry {
+        installedRegistry.withLock { $0 }
+    }
+
+    private static let installedRegistry = Mutex(BuiltinServices.registry())
+
+    public init() {}
+
+    /// The config file named by `--config`, `$APPHOSTD_CONFIG` or the system default.
+    static func resolveConfigPath(_ option: String?) -> String {
+        option ?? ProcessInfo.processInfo.environment["APPHOSTD_CONFIG"] ?? "/etc/apphostd/apphostd.yaml"
+    }
+}
