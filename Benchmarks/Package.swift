@@ -3,6 +3,11 @@
 // depend on package-benchmark. Run: swift package --scratch-path ../.build-bench benchmark
 import PackageDescription
 
+// SwiftPM names a path dependency after its folder, so the parent package's identity is the name
+// of the folder the clone lives in ("apphostd", "main", ...), not a constant.
+let parentPackage = Context.packageDirectory
+    .split(separator: "/").dropLast().last.map { String($0).lowercased() } ?? "apphostd"
+
 let package = Package(
     name: "apphostd-benchmarks",
     platforms: [.macOS(.v15)],
@@ -14,7 +19,7 @@ let package = Package(
         .executableTarget(
             name: "HostFanOut",
             dependencies: [
-                .product(name: "AppHost", package: "main"),
+                .product(name: "AppHost", package: parentPackage),
                 .product(name: "Benchmark", package: "package-benchmark"),
             ],
             path: "HostFanOut",
