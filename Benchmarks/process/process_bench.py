@@ -1,17 +1,25 @@
 #!/usr/bin/env python3
 """Whole-process figures for apphostd, measured side by side in one run.
 
-Usage: python3 Benchmarks/process/process_bench.py [--binary PATH] [--quick]
+Usage: bash Benchmarks/process/run.sh [--quick]        (builds a release apphostd first)
+       python3 Benchmarks/process/process_bench.py --binary PATH [--quick] [--json FILE]
 
-Listens on its own NOTIFY_SOCKET (an AF_UNIX datagram socket) the way systemd does, starts
-the programs under test with it, and reports medians and ratios:
-  readiness      exec → READY=1 for apphostd (shipped config), a C and a Swift sd_notify floor
-  fan-out        kill -USR1 → the STATUS= datagram that reports the new state, 4/100/1000 services
-  idle           CPU time and context switches over an idle window, watchdog off; peak RSS
-  storm          10,000 SIGUSR1 plus queued SIGRTMIN+1/+2 within a second: survival, final STATUS
-  memory warning write into the MEMORY_PRESSURE_WATCH FIFO → the last service's hook
+Listens on its own NOTIFY_SOCKET (an AF_UNIX datagram socket, as systemd does), starts the
+programs under test with it, and prints a Markdown table of medians and ratios:
+
+  readiness       exec -> READY=1: apphostd on the shipped config, a C and a Swift program
+                  that call sd_notify(0, "READY=1") at once (the floors). Interleaved runs.
+  fan-out         kill -USR1 -> the STATUS= datagram reporting the new state, 4/100/1000
+                  no-op (probe) services.
+  idle            CPU time and wake-ups (context switches, all threads) over an idle window
+                  with the watchdog off, for apphostd and for an idle C and Swift floor; peak RSS.
+  storm           10,000 SIGUSR1 plus 100 queued SIGRTMIN+1/+2 within a second, then one
+                  SIGRTMIN+1: alive, no lifecycle bug logged, final STATUS= says background and
+                  the services' last hook agrees, SIGTERM afterwards exits 0.
+  memory warning  one write into the MEMORY_PRESSURE_WATCH FIFO -> the last service's
+                  applicationDidReceiveMemoryWarning starts (4/100/1000 services).
 """
-import argparse, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, platform, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SIGRTMIN = signal.SIGRTMIN
@@ -21,12 +29,20 @@ def median(values):
     return statistics.median(values) if values else float("nan")
 
 
+def percentile(values, p):
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
 class Notify:
-    """A NOTIFY_SOCKET listener that timestamps every datagram."""
+    """A NOTIFY_SOCKET listener; every datagram is timestamped on arrival."""
 
     def __init__(self, directory):
         self.path = os.path.join(directory, "notify.sock")
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
         self.sock.bind(self.path)
 
     def wait_for(self, predicate, timeout=30.0):
@@ -36,7 +52,10 @@ class Notify:
             if remaining <= 0:
                 raise TimeoutError("no matching notification")
             self.sock.settimeout(remaining)
-            data = self.sock.recv(65536).decode(errors="replace")
+            try:
+                data = self.sock.recv(65536).decode(errors="replace")
+            except socket.timeout:
+                raise TimeoutError("no matching notification")
             now = time.monotonic()
             fields = dict(line.split("=", 1) for line in data.splitlines() if "=" in line)
             if predicate(fields):
@@ -51,7 +70,7 @@ class Notify:
             pass
 
 
-def write_config(directory, services, state, extra_settings=None, record_last=None):
+def write_config(directory, name, services, state, record_last=None):
     lines = ["host:", f"  state-directory: {state}", "  log-level: warning", "services:"]
     for index in range(services):
         lines.append(f"  - name: probe{index}")
@@ -59,21 +78,21 @@ def write_config(directory, services, state, extra_settings=None, record_last=No
         if record_last and index == services - 1:
             lines.append("    settings:")
             lines.append(f"      record-to: {record_last}")
-    path = os.path.join(directory, f"bench-{services}.yaml")
+    path = os.path.join(directory, f"{name}.yaml")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     return path
 
 
-def start(argv, notify, env_extra=None):
+def start(argv, notify, env_extra=None, stderr=subprocess.DEVNULL):
     env = dict(os.environ)
     env["NOTIFY_SOCKET"] = notify.path
-    env.pop("WATCHDOG_USEC", None)
-    env.pop("MEMORY_PRESSURE_WATCH", None)
+    for name in ("WATCHDOG_USEC", "WATCHDOG_PID", "MEMORY_PRESSURE_WATCH", "MEMORY_PRESSURE_WRITE", "JOURNAL_STREAM"):
+        env.pop(name, None)
     if env_extra:
         env.update(env_extra)
     started = time.monotonic()
-    process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
     return started, process
 
 
@@ -81,58 +100,72 @@ def stop(process):
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
         try:
-            process.wait(timeout=20)
+            process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+    return process.returncode
+
+
+FLOORS = {
+    "ready.c": '#include <systemd/sd-daemon.h>\nint main(void){sd_notify(0,"READY=1");return 0;}\n',
+    "idle.c": '#include <systemd/sd-daemon.h>\n#include <unistd.h>\n'
+              'int main(void){sd_notify(0,"READY=1");for(;;)pause();}\n',
+    "ready.swift": '@_silgen_name("sd_notify") func sd_notify(_ unset: Int32, _ state: UnsafePointer<CChar>) -> Int32\n'
+                   '_ = sd_notify(0, "READY=1")\n',
+    # An idle Swift Concurrency program: the runtime (libdispatch's worker pool) is up, nothing runs.
+    "idle.swift": '@_silgen_name("sd_notify") func sd_notify(_ unset: Int32, _ state: UnsafePointer<CChar>) -> Int32\n'
+                  'let task = Task { _ = sd_notify(0, "READY=1"); await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in } }\n'
+                  'await task.value\n',
+}
 
 
 def build_floors(directory):
-    c_source = os.path.join(directory, "ready.c")
-    with open(c_source, "w") as f:
-        f.write('#include <systemd/sd-daemon.h>\nint main(void){sd_notify(0,"READY=1");return 0;}\n')
-    c_binary = os.path.join(directory, "ready-c")
-    subprocess.run(["cc", "-O2", "-o", c_binary, c_source, "-lsystemd"], check=True)
-    swift_source = os.path.join(directory, "ready.swift")
-    with open(swift_source, "w") as f:
-        f.write('@_silgen_name("sd_notify") func sd_notify(_ unset: Int32, _ state: UnsafePointer<CChar>) -> Int32\n'
-                '_ = sd_notify(0, "READY=1")\n')
-    swift_binary = os.path.join(directory, "ready-swift")
-    subprocess.run(["swiftc", "-O", "-o", swift_binary, swift_source, "-lsystemd"], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return c_binary, swift_binary
-
-
-def readiness(argv, notify, runs, keep_running=False):
-    times = []
-    for _ in range(runs):
-        notify.drain()
-        started, process = start(argv, notify)
-        ready, _ = notify.wait_for(lambda f: f.get("READY") == "1")
-        times.append((ready - started) * 1000)
-        if keep_running:
-            stop(process)
+    binaries = {}
+    for name, source in FLOORS.items():
+        path = os.path.join(directory, name)
+        with open(path, "w") as f:
+            f.write(source)
+        binary = os.path.join(directory, name.replace(".", "-"))
+        if name.endswith(".c"):
+            command = ["cc", "-O2", "-o", binary, path, "-lsystemd"]
         else:
-            process.wait(timeout=10)
+            command = ["swiftc", "-O", "-o", binary, path, "-lsystemd"]
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        binaries[name] = binary
+    return binaries
+
+
+def readiness(programs, notify, runs):
+    """Runs each program `runs` times, interleaved; returns {label: [ms]}."""
+    times = {label: [] for label, _, _ in programs}
+    for _ in range(runs):
+        for label, argv, env in programs:
+            notify.drain()
+            started, process = start(argv, notify, env)
+            ready, _ = notify.wait_for(lambda f: f.get("READY") == "1", timeout=60)
+            times[label].append((ready - started) * 1000)
+            stop(process)
     return times
 
 
 def fan_out(binary, notify, directory, services, rounds):
     state = tempfile.mkdtemp(dir=directory)
-    config = write_config(directory, services, state)
+    config = write_config(directory, f"fanout-{services}", services, state)
     notify.drain()
     _, process = start([binary, "run", "--config", config], notify)
-    notify.wait_for(lambda f: f.get("READY") == "1", timeout=60)
+    notify.wait_for(lambda f: f.get("READY") == "1", timeout=120)
     latencies = []
     expected = "background"
-    for _ in range(rounds):
+    for _ in range(rounds + 2):
+        time.sleep(0.01)  # between rounds, so each signal finds an idle host
         sent = time.monotonic()
         os.kill(process.pid, signal.SIGUSR1)
         arrived, _ = notify.wait_for(lambda f, e=expected: f.get("STATUS", "").startswith(e))
         latencies.append((arrived - sent) * 1000)
         expected = "active" if expected == "background" else "background"
     stop(process)
-    return latencies
+    return latencies[2:]  # the first round trip warms caches
 
 
 def proc_totals(pid):
@@ -142,118 +175,205 @@ def proc_totals(pid):
     cpu = (int(fields[11]) + int(fields[12])) / ticks
     switches = 0
     for task in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{task}/status") as f:
-            for line in f:
-                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
-                    switches += int(line.split()[1])
+        try:
+            with open(f"/proc/{pid}/task/{task}/status") as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                        switches += int(line.split()[1])
+        except FileNotFoundError:
+            pass  # a thread that ended
     with open(f"/proc/{pid}/status") as f:
         hwm = next(int(l.split()[1]) for l in f if l.startswith("VmHWM"))
     return cpu, switches, hwm
 
 
-def idle(binary, notify, directory, seconds):
-    state = tempfile.mkdtemp(dir=directory)
-    config_path = os.path.join(ROOT, "config", "apphostd.yaml")
+def idle(argv, notify, seconds, env=None):
     notify.drain()
-    _, process = start([binary, "run", "--config", config_path], notify, {"STATE_DIRECTORY": state})
+    _, process = start(argv, notify, env)
     notify.wait_for(lambda f: f.get("READY") == "1", timeout=60)
-    time.sleep(1.0)  # let launch-time work settle before the window opens
+    time.sleep(2.0)  # let launch-time work (first flushes, thread pool growth) settle
     cpu0, sw0, _ = proc_totals(process.pid)
     time.sleep(seconds)
     cpu1, sw1, hwm = proc_totals(process.pid)
     stop(process)
-    return cpu1 - cpu0, sw1 - sw0, hwm
+    return {"cpu_ms": (cpu1 - cpu0) * 1000, "wakeups": sw1 - sw0, "wakeups_per_s": (sw1 - sw0) / seconds, "peak_rss_kib": hwm}
+
+
+def last_hook(record):
+    try:
+        with open(record) as f:
+            lines = [l.split()[-1] for l in f.read().splitlines() if l.strip()]
+    except FileNotFoundError:
+        return None
+    for event in reversed(lines):
+        if event in ("didEnterBackground", "didBecomeActive", "willResignActive", "willEnterForeground"):
+            return event
+    return None
 
 
 def storm(binary, notify, directory, count):
     state = tempfile.mkdtemp(dir=directory)
-    config = write_config(directory, 4, state)
+    record = os.path.join(directory, "storm.log")
+    config = write_config(directory, "storm", 4, state, record_last=record)
+    stderr_path = os.path.join(directory, "storm.stderr")
     notify.drain()
-    _, process = start([binary, "run", "--config", config], notify)
-    notify.wait_for(lambda f: f.get("READY") == "1", timeout=60)
-    began = time.monotonic()
-    for i in range(count):
-        os.kill(process.pid, signal.SIGUSR1)
-        if i % 100 == 0:
-            os.kill(process.pid, SIGRTMIN + 1 + (i // 100) % 2)
-    os.kill(process.pid, SIGRTMIN + 1)  # the last explicit request: background
-    sent_in = time.monotonic() - began
-    alive = process.poll() is None
-    last = {}
-    settle = time.monotonic() + 15
-    while time.monotonic() < settle:
-        try:
-            _, fields = notify.wait_for(lambda f: "STATUS" in f, timeout=2)
-            last = fields
-        except TimeoutError:
-            break
-    final = last.get("STATUS", "")
-    stop(process)
-    return sent_in, alive, final, process.returncode
+    with open(stderr_path, "w") as stderr:
+        _, process = start([binary, "run", "--config", config], notify, stderr=stderr)
+        notify.wait_for(lambda f: f.get("READY") == "1", timeout=60)
+        began = time.monotonic()
+        for i in range(count):
+            os.kill(process.pid, signal.SIGUSR1)
+            if i % 100 == 0:
+                os.kill(process.pid, SIGRTMIN + 1 + (i // 100) % 2)
+        # Pending standard signals are dequeued before real-time ones, so this one is handled last.
+        os.kill(process.pid, SIGRTMIN + 1)
+        sent_in = time.monotonic() - began
+        statuses = 0
+        last = ""
+        while True:  # quiet for 2 s: the host has handled everything
+            try:
+                _, fields = notify.wait_for(lambda f: "STATUS" in f, timeout=2)
+                statuses += 1
+                last = fields["STATUS"]
+            except TimeoutError:
+                break
+        settled_in = time.monotonic() - began
+        alive = process.poll() is None
+        hook = last_hook(record)
+        code = stop(process)
+    with open(stderr_path, errors="replace") as f:
+        log = f.read()
+    bugs = sum(1 for line in log.splitlines() if "lifecycle bug" in line or "illegal" in line.lower())
+    return {"signals": count + count // 100 + 1, "sent_in_s": sent_in, "settled_in_s": settled_in,
+            "status_datagrams": statuses, "alive_after": alive, "final_status": last,
+            "services_last_hook": hook, "lifecycle_bugs_logged": bugs, "exit_code": code,
+            "consistent": alive and last.startswith("background") and hook == "didEnterBackground" and bugs == 0 and code == 0}
 
 
 def memory_warning(binary, notify, directory, services, rounds):
     state = tempfile.mkdtemp(dir=directory)
     record = os.path.join(directory, f"mw-{services}.log")
-    config = write_config(directory, services, state, record_last=record)
+    config = write_config(directory, f"mw-{services}", services, state, record_last=record)
     fifo = os.path.join(directory, f"pressure-{services}.fifo")
     os.mkfifo(fifo)
     notify.drain()
     _, process = start([binary, "run", "--config", config], notify, {"MEMORY_PRESSURE_WATCH": fifo})
-    notify.wait_for(lambda f: f.get("READY") == "1", timeout=60)
+    notify.wait_for(lambda f: f.get("READY") == "1", timeout=120)
     writer = os.open(fifo, os.O_WRONLY)
     latencies = []
+    seen = 0
     for _ in range(rounds):
-        before = open(record).read().count("didReceiveMemoryWarning")
+        time.sleep(0.05)  # one event per write: let the previous burst end
         sent = time.monotonic()
         os.write(writer, b"x")
-        while open(record).read().count("didReceiveMemoryWarning") == before:
-            time.sleep(0.0002)
+        while True:
+            with open(record) as f:
+                count = f.read().count("didReceiveMemoryWarning")
+            if count > seen:
+                break
+            time.sleep(0.0001)
         latencies.append((time.monotonic() - sent) * 1000)
-        time.sleep(0.05)
+        seen = count
     os.close(writer)
     stop(process)
     return latencies
 
 
+def machine():
+    cores = os.cpu_count()
+    with open("/proc/meminfo") as f:
+        memory = int(f.readline().split()[1]) // (1024 * 1024)
+    swift = subprocess.run(["swiftc", "--version"], capture_output=True, text=True).stdout.splitlines()
+    return f"{cores} cores, {memory} GiB, {platform.platform()}, {swift[0] if swift else 'swift ?'}"
+
+
+def table(results, args):
+    r = results["readiness_ms"]
+    f = results["fan_out_ms"]
+    i = results["idle"]
+    s = results["storm"]
+    m = results["memory_warning_ms"]
+    per_service = (f["1000"]["p50"] - f["100"]["p50"]) * 1000 / 900
+    rows = [
+        "| measure | result | goal |",
+        "| --- | --- | --- |",
+        f"| readiness, exec → READY=1, p50 | C floor {r['c']['p50']:.2f} ms · Swift floor {r['swift']['p50']:.2f} ms · "
+        f"apphostd (shipped config) {r['apphostd']['p50']:.2f} ms | |",
+        f"| readiness ratio apphostd ÷ Swift floor | **{r['apphostd_over_swift']:.2f}×** (÷ C floor {r['apphostd_over_c']:.2f}×) | ≤ 1.5× |",
+    ]
+    for n in ("4", "100", "1000"):
+        rows.append(f"| fan-out, kill -USR1 → STATUS=, {n} services | p50 {f[n]['p50']:.3f} ms · p90 {f[n]['p90']:.3f} ms | "
+                    + ("p50 < 1 ms" if n == "100" else "linear") + " |")
+    rows.append(f"| fan-out marginal cost (100 → 1000 services) | {per_service:.2f} µs per service per event | linear, small |")
+    for label in ("apphostd", "swift", "c"):
+        name = {"apphostd": "apphostd (shipped config)", "swift": "idle Swift Concurrency floor", "c": "idle C floor"}[label]
+        rows.append(f"| idle {i['seconds']} s, watchdog off: {name} | {i[label]['wakeups']} wake-ups "
+                    f"({i[label]['wakeups_per_s']:.2f}/s) · {i[label]['cpu_ms']:.0f} ms CPU · peak RSS {i[label]['peak_rss_kib'] / 1024:.1f} MiB | "
+                    + ("none of its own" if label == "apphostd" else "baseline") + " |")
+    rows.append(f"| storm: {s['signals']} signals sent in {s['sent_in_s']:.2f} s | alive: {s['alive_after']} · lifecycle bugs: "
+                f"{s['lifecycle_bugs_logged']} · final STATUS=`{s['final_status']}` · services' last hook {s['services_last_hook']} · "
+                f"SIGTERM exit {s['exit_code']} | consistent: **{s['consistent']}** |")
+    for n in ("4", "100", "1000"):
+        rows.append(f"| memory warning, FIFO write → last service's hook, {n} services | p50 {m[n]['p50']:.3f} ms · p90 {m[n]['p90']:.3f} ms | |")
+    return "\n".join(rows)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build", "release", "apphostd"))
-    parser.add_argument("--quick", action="store_true", help="fewer rounds, 5 s idle window")
+    parser.add_argument("--quick", action="store_true", help="fewer rounds, 5 s idle windows")
+    parser.add_argument("--json", help="also write the raw figures to this file")
     args = parser.parse_args()
     if not os.path.exists(args.binary):
         sys.exit(f"{args.binary} is missing: build it with `swift build -c release --product apphostd`")
     runs = 10 if args.quick else 30
+    rounds = 20 if args.quick else 100
+    idle_seconds = 5 if args.quick else 30
     directory = tempfile.mkdtemp(prefix="apphostd-bench-")
     notify = Notify(directory)
-    results = {}
+    results = {"machine": machine(), "load_average_at_start": os.getloadavg()[0]}
     try:
-        c_binary, swift_binary = build_floors(directory)
+        floors = build_floors(directory)
         shipped = os.path.join(ROOT, "config", "apphostd.yaml")
         state = tempfile.mkdtemp(dir=directory)
-        os.environ["STATE_DIRECTORY"] = state
-        r_c = readiness([c_binary], notify, runs)
-        r_swift = readiness([swift_binary], notify, runs)
-        r_apphostd = readiness([args.binary, "run", "--config", shipped], notify, runs, keep_running=True)
-        results["readiness_ms"] = {"c": median(r_c), "swift": median(r_swift), "apphostd": median(r_apphostd),
-                                   "apphostd_over_swift": median(r_apphostd) / median(r_swift)}
-        del os.environ["STATE_DIRECTORY"]
+        credentials = tempfile.mkdtemp(dir=directory)
+        with open(os.path.join(credentials, "session-secret"), "w") as f:
+            f.write("bench-secret\n")
+        os.chmod(os.path.join(credentials, "session-secret"), 0o600)
+        shipped_env = {"STATE_DIRECTORY": state, "CREDENTIALS_DIRECTORY": credentials}
+        times = readiness([("c", [floors["ready.c"]], None), ("swift", [floors["ready.swift"]], None),
+                           ("apphostd", [args.binary, "run", "--config", shipped], shipped_env)], notify, runs)
+        results["readiness_ms"] = {label: {"p50": median(v), "p90": percentile(v, 90)} for label, v in times.items()}
+        results["readiness_ms"]["apphostd_over_swift"] = median(times["apphostd"]) / median(times["swift"])
+        results["readiness_ms"]["apphostd_over_c"] = median(times["apphostd"]) / median(times["c"])
         results["fan_out_ms"] = {}
         for n in (4, 100, 1000):
-            lat = fan_out(args.binary, notify, directory, n, 20 if args.quick else 60)
-            results["fan_out_ms"][n] = {"p50": median(lat), "per_service_us": median(lat) * 1000 / n}
-        cpu, switches, hwm = idle(args.binary, notify, directory, 5 if args.quick else 30)
-        results["idle"] = {"seconds": 5 if args.quick else 30, "cpu_s": cpu, "context_switches": switches, "peak_rss_kib": hwm}
-        sent_in, alive, final, code = storm(args.binary, notify, directory, 10_000)
-        results["storm"] = {"signals": 10_000, "sent_in_s": sent_in, "alive_after": alive, "final_status": final,
-                            "final_state_is_background": final.startswith("background"), "exit_code": code}
+            lat = fan_out(args.binary, notify, directory, n, rounds)
+            results["fan_out_ms"][str(n)] = {"p50": median(lat), "p90": percentile(lat, 90)}
+        results["idle"] = {"seconds": idle_seconds,
+                           "apphostd": idle([args.binary, "run", "--config", shipped], notify, idle_seconds, shipped_env),
+                           "swift": idle([floors["idle.swift"]], notify, idle_seconds),
+                           "c": idle([floors["idle.c"]], notify, idle_seconds)}
+        results["storm"] = storm(args.binary, notify, directory, 10_000)
         results["memory_warning_ms"] = {}
-        for n in (4, 100):
+        for n in (4, 100, 1000):
             lat = memory_warning(args.binary, notify, directory, n, 10 if args.quick else 30)
-            results["memory_warning_ms"][n] = {"p50": median(lat)}
+            results["memory_warning_ms"][str(n)] = {"p50": median(lat), "p90": percentile(lat, 90)}
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-    print(json.dumps(results, indent=2))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+    print(f"Machine: {results['machine']}; load average at start {results['load_average_at_start']:.2f}")
+    print()
+    print(table(results, args))
+    failed = [goal for goal, met in (
+        ("readiness ≤ 1.5× the Swift floor", results["readiness_ms"]["apphostd_over_swift"] <= 1.5),
+        ("fan-out p50 < 1 ms at 100 services", results["fan_out_ms"]["100"]["p50"] < 1.0),
+        ("storm consistent", results["storm"]["consistent"]),
+    ) if not met]
+    print()
+    print("goals missed: " + ", ".join(failed) if failed else "all goals met")
 
 
 if __name__ == "__main__":

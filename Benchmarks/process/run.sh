@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Whole-process benchmarks: builds a release apphostd (in .build-release, apart from the debug
+# build the tests use) and measures it against C and Swift floors. Arguments go to the script
+# (--quick for a short run, --json FILE for the raw figures). Run it on a quiet machine.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bash scripts/deps.sh
+swift build -c release --product apphostd --scratch-path .build-release
+exec python3 Benchmarks/process/process_bench.py --binary "$(swift build -c release --scratch-path .build-release --show-bin-path)/apphostd" "$@"
