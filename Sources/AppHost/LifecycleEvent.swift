@@ -63,9 +63,18 @@ public enum LifecycleEvent: Sendable, Hashable, CustomStringConvertible {
     /// A short stable name for logs and the environment of `exec` programs (`didEnterBackground`).
     public var name: String {
         switch self {
-        case .didReceiveMemoryWarning(let level): "didReceiveMemoryWarning.\(level.rawValue)"
-        default:
-            String(hookName.dropFirst("application".count)).lowercasingFirst
+        case .willFinishLaunching: "willFinishLaunching"
+        case .didFinishLaunching: "didFinishLaunching"
+        case .didBecomeActive: "didBecomeActive"
+        case .willResignActive: "willResignActive"
+        case .didEnterBackground: "didEnterBackground"
+        case .willEnterForeground: "willEnterForeground"
+        case .didReceiveMemoryWarning(.warning): "didReceiveMemoryWarning.warning"
+        case .didReceiveMemoryWarning(.critical): "didReceiveMemoryWarning.critical"
+        case .protectedDataWillBecomeUnavailable: "protectedDataWillBecomeUnavailable"
+        case .protectedDataDidBecomeAvailable: "protectedDataDidBecomeAvailable"
+        case .willTerminate: "willTerminate"
+        case .didUpdateConfiguration: "didUpdateConfiguration"
         }
     }
 
@@ -78,11 +87,4 @@ public enum LifecycleEvent: Sendable, Hashable, CustomStringConvertible {
         .didReceiveMemoryWarning(.critical), .protectedDataWillBecomeUnavailable,
         .protectedDataDidBecomeAvailable, .willTerminate, .didUpdateConfiguration,
     ].map(\.name)
-}
-
-extension String {
-    var lowercasingFirst: String {
-        guard let first else { return self }
-        return first.lowercased() + dropFirst()
-    }
 }

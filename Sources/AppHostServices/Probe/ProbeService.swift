@@ -180,9 +180,8 @@ public final class ProbeService: ApplicationService {
     /// Records the event, then applies its faults; returns false when a fault refuses.
     private func hook(_ event: LifecycleEvent, _ application: Application) async throws -> Bool {
         let current = currentSettings
-        let line = "\(application.serviceName) \(event.name)\n"
         if let path = current.recordTo {
-            try Self.append(line, to: path)
+            try Self.append("\(application.serviceName) \(event.name)\n", to: path)
         } else {
             application.logger.info("probe: \(event.name)", metadata: ["event": "\(event.name)"])
         }
