@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Whole-process benchmarks: builds a release apphostd (in .build-release, apart from the debug
-# build the tests use) and measures it against C and Swift floors. Arguments go to the script
+# Whole-process benchmarks: builds apphostd as deploy/INSTALL.md does (release, Swift runtime
+# linked in; in .build-release, apart from the debug build the tests use) and measures it
+# against C and Swift floors. Arguments go to the script
 # (--quick for a short run, --json FILE for the raw figures). Run it on a quiet machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash scripts/deps.sh
-swift build -c release --product apphostd --scratch-path .build-release
-exec python3 Benchmarks/process/process_bench.py --binary "$(swift build -c release --scratch-path .build-release --show-bin-path)/apphostd" "$@"
+swift build -c release --product apphostd --static-swift-stdlib --scratch-path .build-release
+exec python3 Benchmarks/process/process_bench.py --binary "$(swift build -c release --static-swift-stdlib --scratch-path .build-release --show-bin-path)/apphostd" "$@"

@@ -18,8 +18,9 @@ public enum AtomicFile {
     }
 
     /// Writes `data` to `path` by writing a temporary file beside it, fsyncing it, renaming it
-    /// over `path` and fsyncing the directory.
-    public static func write(_ data: [UInt8], to path: String, permissions: mode_t = 0o600) throws(Failure) {
+    /// over `path` and fsyncing the directory. Several files in one directory can share the last
+    /// write's directory sync (`syncingDirectory: false` before it): one fsync covers the renames.
+    public static func write(_ data: [UInt8], to path: String, permissions: mode_t = 0o600, syncingDirectory: Bool = true) throws(Failure) {
         let temporary = path + ".tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, permissions)
         guard fd >= 0 else { throw Failure(operation: "open", path: temporary, code: errno) }
@@ -49,7 +50,7 @@ public enum AtomicFile {
             unlink(temporary)
             throw Failure(operation: "rename", path: path, code: code)
         }
-        syncDirectory(of: path)
+        if syncingDirectory { syncDirectory(of: path) }
     }
 
     /// Reads a whole file, or nil when it does not exist.

@@ -28,7 +28,7 @@ public struct LaunchStateStore: Sendable {
         if let bytes = try AtomicFile.read(recordPath) {
             do {
                 let decoder = JSONDecoder()
-                decoder.dateDecodingStrategy = .iso8601
+                decoder.dateDecodingStrategy = ISO8601Timestamp.decodingStrategy
                 previous = try decoder.decode(Record.self, from: Data(bytes))
             } catch {
                 throw ConfigurationError(file: recordPath, keyPath: "", message: "launch state is unreadable: \(error)", hint: "remove the file to start over as a first launch")
@@ -44,8 +44,8 @@ public struct LaunchStateStore: Sendable {
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
-        try AtomicFile.write(Array(try encoder.encode(record)), to: recordPath)
+        encoder.dateEncodingStrategy = ISO8601Timestamp.encodingStrategy
+        try AtomicFile.write(Array(try encoder.encode(record)), to: recordPath, syncingDirectory: false)
         try AtomicFile.write(Array("\(getpid())\n".utf8), to: markerPath)
         return LaunchOptions(
             kind: previous == nil ? .firstLaunch : .restore,

@@ -192,14 +192,8 @@ extension IntegrationSuites {
                 try badCase.install(at: daemon.configPath)
                 let start = try await daemon.start()
                 #expect(!start.succeeded, "start succeeded with a bad config: \(start)")
-                try await daemon.waitUntil("the unit failed and ExecStopPost recorded the exit", whileRunning: false) {
-                    try await daemon.status()["ActiveState"] == "failed" && daemon.lastExit != nil
-                }
-                let status = try await daemon.status()
-                let diagnostics = await daemon.diagnostics()
-                #expect(status["Result"] == "exit-code", "\(diagnostics)")
-                #expect(status["ExecMainStatus"] == "78", "\(diagnostics)")
-                #expect(daemon.lastExit == "exit-code exited 78", "\(diagnostics)")
+                let (status, diagnostics) = try await daemon.failedStart()
+                daemon.expectExited(with: 78, (status, diagnostics))
                 let statusText = status["StatusText"] ?? ""
                 #expect(statusText.hasPrefix("bad configuration: ") && statusText.contains(badCase.expected) && statusText.contains(daemon.configPath),
                         "StatusText does not carry the message: \(diagnostics)")

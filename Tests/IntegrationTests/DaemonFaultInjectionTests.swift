@@ -57,14 +57,8 @@ extension IntegrationSuites {
             try await DaemonUnderTest.with(services: services, host: Self.host) { daemon in
                 let start = try await daemon.start()
                 #expect(!start.succeeded, "start succeeded although the required service failed (\(action) in \(hook)): \(start)")
-                try await daemon.waitUntil("the unit failed and ExecStopPost recorded the exit", whileRunning: false) {
-                    try await daemon.status()["ActiveState"] == "failed" && daemon.lastExit != nil
-                }
-                let status = try await daemon.status()
-                let diagnostics = await daemon.diagnostics()
-                #expect(status["Result"] == "exit-code", "\(diagnostics)")
-                #expect(status["ExecMainStatus"] == "1", "\(diagnostics)")
-                #expect(daemon.lastExit == "exit-code exited 1", "\(diagnostics)")
+                let (status, diagnostics) = try await daemon.failedStart()
+                daemon.expectExited(with: 1, (status, diagnostics))
                 // ERRNO= says how it failed: EIO for an error, ECANCELED for false, ETIMEDOUT for no answer.
                 let errno = ["throw": "5", "refuse": "125", "hang": "110", "block": "110"][action]
                 #expect(status["StatusErrno"] == errno, "\(diagnostics)")

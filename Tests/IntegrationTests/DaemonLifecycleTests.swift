@@ -65,11 +65,7 @@ extension IntegrationSuites {
                 let start = try await daemon.start()
                 let elapsed = clock.now - began
                 #expect(!start.succeeded, "start succeeded although a service hangs in launch: \(start)")
-                try await daemon.waitUntil("the unit failed and ExecStopPost recorded the exit", whileRunning: false) {
-                    try await daemon.status()["ActiveState"] == "failed" && daemon.lastExit != nil
-                }
-                let status = try await daemon.status()
-                let diagnostics = await daemon.diagnostics()
+                let (status, diagnostics) = try await daemon.failedStart()
                 #expect(status["ActiveState"] == "failed", "\(diagnostics)")
                 #expect(status["Result"] == "timeout", "\(diagnostics)")
                 #expect(daemon.lastExit?.hasPrefix("timeout ") == true, "\(diagnostics)")
@@ -87,14 +83,8 @@ extension IntegrationSuites {
             try await DaemonUnderTest.with(services: [ProbeSpec("early"), ProbeSpec("middle"), refuser, ProbeSpec("late")]) { daemon in
                 let start = try await daemon.start()
                 #expect(!start.succeeded, "start succeeded although a required service refused: \(start)")
-                try await daemon.waitUntil("the unit failed and ExecStopPost recorded the exit", whileRunning: false) {
-                    try await daemon.status()["ActiveState"] == "failed" && daemon.lastExit != nil
-                }
-                let status = try await daemon.status()
-                let diagnostics = await daemon.diagnostics()
-                #expect(status["Result"] == "exit-code", "\(diagnostics)")
-                #expect(status["ExecMainStatus"] == "1", "\(diagnostics)")
-                #expect(daemon.lastExit == "exit-code exited 1", "\(diagnostics)")
+                let (status, diagnostics) = try await daemon.failedStart()
+                daemon.expectExited(with: 1, (status, diagnostics))
                 #expect(status["StatusText"]?.contains("refuser") == true, "StatusText does not name the service: \(diagnostics)")
                 let log = daemon.probeLog
                 // Rollback: the services launched before it terminate, last launched first.

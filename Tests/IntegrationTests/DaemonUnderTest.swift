@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// apphostd as a user unit in a `SystemdSandbox`, with a generated config of `probe` services that
 /// all record to one shared probe log.
@@ -192,5 +193,21 @@ final class DaemonUnderTest: Sendable {
         try await waitUntil("StatusText begins with \"\(state)\"", timeout: timeout) {
             try await stateWord() == state
         }
+    }
+
+    /// What a failed start left: the unit's properties and the diagnostics to print beside a
+    /// failed expectation. Waits until the unit failed and ExecStopPost recorded the exit.
+    func failedStart() async throws -> (status: [String: String], diagnostics: String) {
+        try await waitUntil("the unit failed and ExecStopPost recorded the exit", whileRunning: false) {
+            try await status()["ActiveState"] == "failed" && lastExit != nil
+        }
+        return (try await status(), await diagnostics())
+    }
+
+    /// Expects that the main process exited on its own with `code` (not killed, not timed out).
+    func expectExited(with code: Int, _ outcome: (status: [String: String], diagnostics: String), sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(outcome.status["Result"] == "exit-code", "\(outcome.diagnostics)", sourceLocation: sourceLocation)
+        #expect(outcome.status["ExecMainStatus"] == "\(code)", "\(outcome.diagnostics)", sourceLocation: sourceLocation)
+        #expect(lastExit == "exit-code exited \(code)", "\(outcome.diagnostics)", sourceLocation: sourceLocation)
     }
 }

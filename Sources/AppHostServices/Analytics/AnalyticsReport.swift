@@ -152,13 +152,13 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
     static var encoder: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
+        encoder.dateEncodingStrategy = ISO8601Timestamp.encodingStrategy
         return encoder
     }
 
     static var decoder: JSONDecoder {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
+        decoder.dateDecodingStrategy = ISO8601Timestamp.decodingStrategy
         return decoder
     }
 
@@ -171,6 +171,6 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
     }
 
     static func format(date: Date) -> String {
-        ISO8601DateFormatter().string(from: date)
+        ISO8601Timestamp.string(from: date)
     }
 }
