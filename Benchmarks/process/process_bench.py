@@ -113,9 +113,11 @@ FLOORS = {
               'int main(void){sd_notify(0,"READY=1");for(;;)pause();}\n',
     "ready.swift": '@_silgen_name("sd_notify") func sd_notify(_ unset: Int32, _ state: UnsafePointer<CChar>) -> Int32\n'
                    '_ = sd_notify(0, "READY=1")\n',
-    # An idle Swift Concurrency program: the runtime (libdispatch's worker pool) is up, nothing runs.
+    # An idle Swift Concurrency program: one task ran on the global executor (libdispatch's worker
+    # pool, as every task of apphostd does; a plain `Task {}` here would run on the main actor)
+    # and now waits forever.
     "idle.swift": '@_silgen_name("sd_notify") func sd_notify(_ unset: Int32, _ state: UnsafePointer<CChar>) -> Int32\n'
-                  'let task = Task { _ = sd_notify(0, "READY=1"); await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in } }\n'
+                  'let task = Task.detached { _ = sd_notify(0, "READY=1"); await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in } }\n'
                   'await task.value\n',
 }
 
