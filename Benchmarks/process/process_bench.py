@@ -197,7 +197,9 @@ def idle(argv, notify, seconds, env=None):
     notify.drain()
     _, process = start(argv, notify, env)
     notify.wait_for(lambda f: f.get("READY") == "1", timeout=60)
-    time.sleep(2.0)  # let launch-time work (first flushes, thread pool growth) settle
+    # Let launch-time work settle: first flushes, and libdispatch retiring the worker threads the
+    # launch started (after 5 s idle); the window then sees the steady state.
+    time.sleep(8.0)
     cpu0, sw0, _ = proc_totals(process.pid)
     time.sleep(seconds)
     cpu1, sw1, hwm = proc_totals(process.pid)
