@@ -84,7 +84,7 @@ let package = Package(
             dependencies: ["AppHostServices", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
-            name: "ApphostdTests",
+            name: "AppHostDaemonTests",
             dependencies: ["AppHostDaemon", "AppHostServices"],
             exclude: ["BadConfigs"]
         ),

@@ -3,7 +3,7 @@ import Testing
 
 extension IntegrationSuites {
     /// The bad-config corpus against the real `apphostd` binary (issue 5, "Reliability"): every
-    /// broken file — the corpus in `Tests/ApphostdTests/BadConfigs` plus the kinds that cannot live
+    /// broken file — the corpus in `Tests/AppHostDaemonTests/BadConfigs` plus the kinds that cannot live
     /// in git (huge, symlink loop, unreadable, missing, directory, FIFO) and settings errors of the
     /// real services — makes `apphostd run` exit 78 (EX_CONFIG) with a message naming the problem;
     /// under systemd the unit fails with `ExecMainStatus=78` and the message in `StatusText`; and a
@@ -84,10 +84,10 @@ extension IntegrationSuites {
             }
         }
 
-        /// `Tests/ApphostdTests/BadConfigs`, found from this file.
+        /// `Tests/AppHostDaemonTests/BadConfigs`, found from this file.
         static let corpusDirectory: String = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("ApphostdTests/BadConfigs").path
+            .appendingPathComponent("AppHostDaemonTests/BadConfigs").path
 
         /// Where the real daemon's message differs from the corpus manifest's: the manifest is
         /// checked with a test registry (`BadConfigCorpusTests`) that has a `checked` service and

@@ -13,7 +13,7 @@ enum PackagePaths {
     }()
 
     /// The bad-config corpus.
-    static let badConfigs = root + "/Tests/ApphostdTests/BadConfigs"
+    static let badConfigs = root + "/Tests/AppHostDaemonTests/BadConfigs"
 }
 
 /// A service with no behaviour; the tests only care how it is configured.
