@@ -20,7 +20,8 @@ enum HookResult: Sendable, Equatable {
 /// hook's deadline; if the hook is still running then, the monitor records the overrun and starts
 /// a fresh driver at the next service, abandoning the stuck one. When the stuck hook finally
 /// returns, its driver runs whatever queued up for that service and ends. The fast path costs
-/// a lock and a clock read per hook, and one driver, one monitor and one sleeper per event. The
+/// a lock and a clock read per hook, and one driver and one monitor per event; the monitor
+/// arms a timer (a sleeper task) only when it finds the fan-out still running. The
 /// monitor sleeps in a cancellable task: a hook that begins with an earlier deadline than the
 /// one the monitor sleeps for wakes it, and the finishing driver wakes it to end.
 final class FanOut: Sendable {
@@ -55,12 +56,14 @@ final class FanOut: Sendable {
     func run() async -> [HookResult] {
         guard !slots.isEmpty else { return [] }
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.monitor() }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 state.withLock { $0.continuation = continuation }
                 // Unstructured on purpose: a hook may never return, and the host must be able to
                 // walk away from it, which it cannot do from a child task it has to await.
                 Task { await self.drive(driver: 0, from: 0) }
+                // Queued after the driver: when quick hooks have all returned by the time the
+                // monitor runs, it ends at once and no timer is ever armed.
+                group.addTask { await self.monitor() }
             }
             // The monitor ends on its own once it sees the fan-out finished (the last driver
             // wakes it). It ignores cancellation on purpose: a host whose task was cancelled
