@@ -5,7 +5,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// Crash-safe file writes: a reader sees either the old content or the new, never a mix.
 public enum AtomicFile {
@@ -55,11 +54,34 @@ public enum AtomicFile {
 
     /// Reads a whole file, or nil when it does not exist.
     public static func read(_ path: String) throws(Failure) -> [UInt8]? {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            if access(path, F_OK) != 0 { return nil }
-            throw Failure(operation: "read", path: path, code: errno == 0 ? EIO : errno)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw Failure(operation: "open", path: path, code: errno)
         }
-        return [UInt8](data)
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw Failure(operation: "read", path: path, code: errno)
+            }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    /// Creates or truncates `path` with `data`, without a sync of its own: for a marker whose
+    /// existence is what counts. The directory sync that follows (`syncDirectory(of:)`, or a
+    /// later `write` into the same directory) makes the entry durable.
+    public static func writeMarker(_ data: [UInt8], to path: String, permissions: mode_t = 0o600) throws(Failure) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, permissions)
+        guard fd >= 0 else { throw Failure(operation: "open", path: path, code: errno) }
+        defer { close(fd) }
+        let written = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
+        guard written == data.count else { throw Failure(operation: "write", path: path, code: written < 0 ? errno : EIO) }
     }
 
     /// Removes `path` durably; a missing file is fine.
@@ -70,19 +92,37 @@ public enum AtomicFile {
 
     /// Creates `path` and its parents with mode 0700 if missing.
     public static func makeDirectory(_ path: String) throws(Failure) {
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw Failure(operation: "mkdir", path: path, code: errno == 0 ? EACCES : errno)
+        var status = stat()
+        if stat(path, &status) == 0 {
+            guard status.st_mode & S_IFMT == S_IFDIR else { throw Failure(operation: "mkdir", path: path, code: ENOTDIR) }
+            return
         }
+        let parent = parentDirectory(of: path)
+        if parent != path, parent != "." { try makeDirectory(parent) }
+        if mkdir(path, 0o700) != 0 {
+            guard errno == EEXIST else { throw Failure(operation: "mkdir", path: path, code: errno) }
+            return
+        }
+        // Exactly 0700, whatever the umask.
+        chmod(path, 0o700)
     }
 
-    static func syncDirectory(of path: String) {
-        let directory = (path as NSString).deletingLastPathComponent
-        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    /// Syncs the directory that holds `path`, making renames, creations and removals in it durable.
+    public static func syncDirectory(of path: String) {
+        let fd = open(parentDirectory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd >= 0 {
             fsync(fd)
             close(fd)
         }
+    }
+
+    /// The directory part of `path` (`.` for a bare name, `/` for the root).
+    static func parentDirectory(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        var parent = trimmed[..<slash]
+        while parent.count > 1, parent.hasSuffix("/") { parent = parent.dropLast() }
+        return parent.isEmpty ? "/" : String(parent)
     }
 }

@@ -36,7 +36,7 @@ public struct LaunchStateStore: Sendable {
         } else {
             previous = nil
         }
-        let markerFound = FileManager.default.fileExists(atPath: markerPath)
+        let markerFound = access(markerPath, F_OK) == 0
         let record = Record(
             installationID: previous?.installationID ?? UUID(),
             launchCount: (previous?.launchCount ?? 0) + 1,
@@ -46,7 +46,10 @@ public struct LaunchStateStore: Sendable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.dateEncodingStrategy = ISO8601Timestamp.encodingStrategy
         try AtomicFile.write(Array(try encoder.encode(record)), to: recordPath, syncingDirectory: false)
-        try AtomicFile.write(Array("\(getpid())\n".utf8), to: markerPath)
+        // Only the marker's existence counts, so it needs no sync of its own: one directory sync
+        // makes both the record's rename and the marker durable.
+        try AtomicFile.writeMarker(Array("\(getpid())\n".utf8), to: markerPath)
+        AtomicFile.syncDirectory(of: markerPath)
         return LaunchOptions(
             kind: previous == nil ? .firstLaunch : .restore,
             launchCount: record.launchCount,

@@ -12,10 +12,16 @@ struct RunCommand: ParsableCommand {
     var config: String?
 
     func run() throws {
+        try Self.runDaemon(config: config)
+    }
+
+    /// Runs the daemon on the config `config` names (see `ApphostdCommand.resolveConfigPath`);
+    /// throws the exit status unless it is clean.
+    static func runDaemon(config: String?) throws {
         let daemon = Daemon(configPath: ApphostdCommand.resolveConfigPath(config), registry: ApphostdCommand.registry())
         let status = ExitCodeBox()
         let finished = DispatchSemaphore(value: 0)
-        // The one unstructured task: the bridge from the synchronous entry (see `Apphostd`) to
+        // The one unstructured task: the bridge from the synchronous entry (see `ApphostdCommand`) to
         // the daemon's structured task tree. The main thread waits for it with signals blocked.
         Task {
             status.value = await daemon.run()

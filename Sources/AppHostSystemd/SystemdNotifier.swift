@@ -107,11 +107,15 @@ public struct SystemdNotifier: Sendable {
 
     /// The datagram text: `KEY=value` lines joined with newlines.
     static func datagram(_ fields: [(String, String)]) -> String {
-        fields.map { key, value in
-            let flat = value.replacingOccurrences(of: "\r\n", with: " ")
-                .replacingOccurrences(of: "\n", with: " ")
-            return "\(key)=\(flat)"
-        }.joined(separator: "\n")
+        fields.map { key, value in "\(key)=\(singleLine(value))" }.joined(separator: "\n")
+    }
+
+    /// `value` with each line break (`\n` or `\r\n`) turned into a space. Pure Swift on purpose:
+    /// this runs for every `STATUS=`, and Foundation's `replacingOccurrences` goes through
+    /// `NSString` on Linux.
+    static func singleLine(_ value: String) -> String {
+        guard value.utf8.contains(UInt8(ascii: "\n")) else { return value }
+        return String(value.map { $0 == "\n" || $0 == "\r\n" ? " " : $0 })
     }
 
     /// CLOCK_MONOTONIC now, in microseconds.

@@ -46,6 +46,13 @@ import Testing
         #expect(!receiver.hasPending)
     }
 
+    @Test func lineBreaksInValuesBecomeSpaces() {
+        #expect(SystemdNotifier.singleLine("active · 4 services") == "active · 4 services")
+        #expect(SystemdNotifier.singleLine("a\nb\r\nc\n") == "a b c ")
+        #expect(SystemdNotifier.singleLine("carriage\ronly") == "carriage\ronly")
+        #expect(SystemdNotifier.datagram([("STATUS", "bad\nconfig"), ("ERRNO", "22")]) == "STATUS=bad config\nERRNO=22")
+    }
+
     @Test func reloadingCarriesCLOCKMONOTONIC() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
