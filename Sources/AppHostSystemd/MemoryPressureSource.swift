@@ -147,7 +147,7 @@ public final class MemoryPressureSource: Sendable {
 
     /// `$MEMORY_PRESSURE_WRITE` is base64 (with or without padding).
     static func decodeWrite(_ encoded: String) -> [UInt8]? {
-        var text = encoded.trimmingCharacters(in: .whitespacesAndNewlines)
+        var text = encoded.trimmingWhitespace
         if text.count % 4 != 0 { text += String(repeating: "=", count: 4 - text.count % 4) }
         return Data(base64Encoded: text).map { Array($0) }
     }

@@ -24,11 +24,11 @@ public struct WatchdogSettings: Sendable, Equatable {
         pid: Int32 = getpid()
     ) -> WatchdogSettings? {
         guard let text = environment["WATCHDOG_USEC"],
-              let microseconds = UInt64(text.trimmingCharacters(in: .whitespaces)),
+              let microseconds = UInt64(text.trimmingSpaces),
               microseconds > 0, microseconds <= UInt64(Int64.max)
         else { return nil }
         if let pidText = environment["WATCHDOG_PID"], !pidText.isEmpty {
-            guard let watchdogPID = Int32(pidText.trimmingCharacters(in: .whitespaces)),
+            guard let watchdogPID = Int32(pidText.trimmingSpaces),
                   watchdogPID == pid
             else { return nil }
         }

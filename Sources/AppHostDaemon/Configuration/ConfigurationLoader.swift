@@ -261,7 +261,7 @@ struct ConfigurationLoader: Sendable {
             throw section.error(key, "\(value) is negative", hint: hint)
         case .double(let value)? where value < 0 || !value.isFinite:
             throw section.error(key, "\(value) is not a usable duration", hint: hint)
-        case .string(let text)? where text.trimmingCharacters(in: .whitespaces).hasPrefix("-"):
+        case .string(let text)? where text.trimmingSpaces.hasPrefix("-"):
             throw section.error(key, "\"\(text)\" is negative", hint: hint)
         case .string(let text)? where Self.isHugeDuration(text):
             throw section.error(key, "\(text) is out of range", hint: hint)
@@ -321,14 +321,14 @@ extension ConfigurationLoader {
 
     /// Whether `text` parses as a duration too long to hold (Duration(configText:) would trap).
     static func isHugeDuration(_ text: String) -> Bool {
-        var number = Substring(text.trimmingCharacters(in: .whitespaces))
+        var number = Substring(text.trimmingSpaces)
         var scale = 1.0
         for (suffix, factor) in [("ms", 0.001), ("us", 0.000_001), ("s", 1.0), ("m", 60.0), ("h", 3600.0)] where number.hasSuffix(suffix) {
             number = number.dropLast(suffix.count)
             scale = factor
             break
         }
-        guard let value = Double(number.trimmingCharacters(in: .whitespaces)) else { return false }
+        guard let value = Double(number.trimmingSpaces) else { return false }
         return !value.isFinite || value * scale > 1e9
     }
 }

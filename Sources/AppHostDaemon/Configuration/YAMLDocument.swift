@@ -95,8 +95,8 @@ struct YAMLDocument: Sendable {
         for index in first.line..<lines.count {
             let line = lines[index]
             let leading = line.prefix { $0 == " " }
-            if leading.count < indent, !line.trimmingCharacters(in: .whitespaces).isEmpty,
-               !line.trimmingCharacters(in: .whitespaces).hasPrefix("#") { return nil }
+            if leading.count < indent, !line.trimmingSpaces.isEmpty,
+               !line.trimmingSpaces.hasPrefix("#") { return nil }
             guard leading.count == indent else { continue }
             let rest = line.dropFirst(indent)
             for spelling in [key, "\"\(key)\"", "'\(key)'"] where rest.hasPrefix(spelling + ":") {

@@ -84,14 +84,14 @@ public final class AnalyticsService: ApplicationService {
     /// `4096`, `512B`, `64KiB`, `64K`, `1MiB`, `1M`, `1GiB`.
     static func parseSize(_ text: String) -> Int? {
         let units: [(String, Int)] = [("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30), ("B", 1)]
-        var number = Substring(text.trimmingCharacters(in: .whitespaces))
+        var number = Substring(text.trimmingSpaces)
         var scale = 1
         for (suffix, factor) in units where number.hasSuffix(suffix) {
             number = number.dropLast(suffix.count)
             scale = factor
             break
         }
-        guard let value = Int(number.trimmingCharacters(in: .whitespaces)), value > 0 else { return nil }
+        guard let value = Int(number.trimmingSpaces), value > 0 else { return nil }
         let (bytes, overflow) = value.multipliedReportingOverflow(by: scale)
         return overflow ? nil : bytes
     }

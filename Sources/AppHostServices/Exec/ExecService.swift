@@ -262,7 +262,7 @@ public final class ExecService: ApplicationService {
                         readers.addTask {
                             do {
                                 for try await line in execution.standardOutput.strings() {
-                                    logger.info("\(line.trimmingCharacters(in: .newlines))", metadata: ["stream": "stdout", "event": "\(event)"])
+                                    logger.info("\(line.droppingLineBreak)", metadata: ["stream": "stdout", "event": "\(event)"])
                                 }
                             } catch is CancellationError {
                                 throw CancellationError()
@@ -273,7 +273,7 @@ public final class ExecService: ApplicationService {
                         readers.addTask {
                             do {
                                 for try await line in execution.standardError.strings() {
-                                    logger.warning("\(line.trimmingCharacters(in: .newlines))", metadata: ["stream": "stderr", "event": "\(event)"])
+                                    logger.warning("\(line.droppingLineBreak)", metadata: ["stream": "stderr", "event": "\(event)"])
                                 }
                             } catch is CancellationError {
                                 throw CancellationError()
