@@ -4,7 +4,10 @@ import Foundation
 /// atomically) and a `running` marker that exists from launch until a clean exit, so a marker
 /// found at launch means the previous run ended uncleanly.
 public struct LaunchStateStore: Sendable {
-    struct Record: Codable {
+    /// What `launch-state.json` holds. Read and written by `LaunchStateStore+Record.swift`
+    /// rather than `JSONEncoder`/`JSONDecoder`, whose first use costs about half a millisecond
+    /// of every daemon start.
+    struct Record: Equatable {
         var installationID: UUID
         var launchCount: Int
         var lastLaunch: Date
@@ -27,9 +30,7 @@ public struct LaunchStateStore: Sendable {
         let previous: Record?
         if let bytes = try AtomicFile.read(recordPath) {
             do {
-                let decoder = JSONDecoder()
-                decoder.dateDecodingStrategy = ISO8601Timestamp.decodingStrategy
-                previous = try decoder.decode(Record.self, from: Data(bytes))
+                previous = try Record(json: bytes)
             } catch {
                 throw ConfigurationError(file: recordPath, keyPath: "", message: "launch state is unreadable: \(error)", hint: "remove the file to start over as a first launch")
             }
@@ -42,10 +43,7 @@ public struct LaunchStateStore: Sendable {
             launchCount: (previous?.launchCount ?? 0) + 1,
             lastLaunch: now
         )
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = ISO8601Timestamp.encodingStrategy
-        try AtomicFile.write(Array(try encoder.encode(record)), to: recordPath, syncingDirectory: false)
+        try AtomicFile.write(record.json, to: recordPath, syncingDirectory: false)
         // Only the marker's existence counts, so it needs no sync of its own: one directory sync
         // makes both the record's rename and the marker durable.
         try AtomicFile.writeMarker(Array("\(getpid())\n".utf8), to: markerPath)

@@ -86,10 +86,10 @@ public struct ApphostdCommand: ParsableCommand {
     /// The registry the daemon builds services from: the built-ins unless `main(registry:)` was
     /// given another.
     static func registry() -> ServiceRegistry {
-        installedRegistry.withLock { $0 }
+        installedRegistry.withLock { $0 } ?? BuiltinServices.registry()
     }
 
-    private static let installedRegistry = Mutex(BuiltinServices.registry())
+    private static let installedRegistry = Mutex<ServiceRegistry?>(nil)
 
     public init() {}
 
