@@ -37,10 +37,18 @@ extension PluggableApplicationHost {
         var failures: [String: String] = [:]
         for (index, slot) in slots.enumerated() {
             if let failure = await launchOne(slot, options: options, overruns: &overruns, failures: &failures) {
+                // A refusal or an overrun is a failure of the launch too, for its record.
+                if failures[slot.name] == nil { failures[slot.name] = failure.description }
                 if slot.descriptor.isRequired {
                     logger.error("launch failed: \(failure)", metadata: ["service": "\(slot.name)"])
                     slot.disable(reason: failure.description)
                     note = "launch failed: \(failure)"
+                    // The launch record comes first even for a failed launch: services that
+                    // finished launching expect it (the logger's audit trail waits for it).
+                    bus.publish(LifecycleEventRecord(
+                        event: .didFinishLaunching, from: .notRunning, to: .launching, duration: ContinuousClock.now - start,
+                        overruns: overruns, failures: failures, serviceCount: slots.count
+                    ))
                     slots = launched
                     await terminateServices()
                     throw failure

@@ -113,6 +113,24 @@ struct LoggerServiceTests {
         #expect(records.last?.level == .error)
     }
 
+    @Test func aFailedLaunchIsInTheTrailAndTheRollbackDoesNotWaitForIt() async throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let capture = CapturingLogHandler()
+        let refuse: ConfigValue = .array([.table(["hook": .string("willFinishLaunching"), "action": .string("refuse")])])
+        let host = try PluggableApplicationHost(
+            services: [Self.descriptor(), probeDescriptor("probe", ["faults": refuse], isRequired: true)],
+            configuration: .init(terminateDeadline: .seconds(2), stateDirectory: directory + "/state"),
+            logger: capture.logger
+        )
+        await #expect(throws: LaunchFailure.self) { try await host.launch() }
+        let trail = capture.entries.filter { $0.metadata["from_state"] != nil && $0.metadata["service"] == "logger" }
+        #expect(trail.map { $0.metadata["event"] } == ["didFinishLaunching", "willTerminate"])
+        #expect(trail.first?.metadata["failed"] == "probe")
+        #expect(!capture.entries.contains { $0.metadata["overran"] != nil || $0.message.contains("overran") })
+        #expect(!capture.entries.contains { $0.message.contains("removed by a reload") })
+    }
+
     @Test func writesTheTrailWhenTheRunLoopNeverStarted() async throws {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
