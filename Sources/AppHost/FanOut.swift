@@ -12,6 +12,8 @@ enum HookResult: Sendable, Equatable {
     case deferred
     /// Not called: the service is disabled.
     case skipped
+    /// Still running when the host stopped waiting (`FanOut.abandon()`: a terminate during launch).
+    case abandoned
 }
 
 /// One event delivered to a list of services, one after the other, each under its deadline.
@@ -57,7 +59,15 @@ final class FanOut: Sendable {
         guard !slots.isEmpty else { return [] }
         await withTaskGroup(of: Void.self) { group in
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                state.withLock { $0.continuation = continuation }
+                let abandoned = state.withLock { state in
+                    if state.isFinished { return true }
+                    state.continuation = continuation
+                    return false
+                }
+                if abandoned {
+                    continuation.resume()
+                    return
+                }
                 // Unstructured on purpose: a hook may never return, and the host must be able to
                 // walk away from it, which it cannot do from a child task it has to await.
                 Task { await self.drive(driver: 0, from: 0) }
@@ -70,6 +80,26 @@ final class FanOut: Sendable {
             // still terminates its services under their deadlines.
         }
         return state.withLock { $0.results }
+    }
+
+    /// Stops waiting: the hook running now is recorded as `.abandoned`, the services after it as
+    /// `.skipped`, and `run()` returns at once. The abandoned hook's driver ends when the hook
+    /// returns; a later event for that service still queues behind it.
+    func abandon() {
+        let (continuation, sleeper) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
+            guard !state.isFinished else { return (nil, nil) }
+            if state.startedAt != nil, state.index < slots.count { state.results[state.index] = .abandoned }
+            state.driver += 1
+            state.isFinished = true
+            defer {
+                state.continuation = nil
+                state.sleeper = nil
+                state.wakeAt = nil
+            }
+            return (state.continuation, state.sleeper)
+        }
+        sleeper?.cancel()
+        continuation?.resume()
     }
 
     private func drive(driver: Int, from start: Int) async {

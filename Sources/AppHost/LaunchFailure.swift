@@ -15,6 +15,9 @@ public struct LaunchFailure: Error, Hashable, Sendable, CustomStringConvertible 
         case stateDirectory(String)
         /// The host was not in a state that can launch.
         case notLaunchable(ApplicationState)
+        /// `terminate()` (SIGTERM) came before the launch finished: the host stopped waiting for
+        /// the hook in progress and rolled back. A requested stop, not an error.
+        case terminated
     }
 
     /// The required service that stopped the launch; empty when the host itself failed.
@@ -33,6 +36,7 @@ public struct LaunchFailure: Error, Hashable, Sendable, CustomStringConvertible 
         case .invalidConfiguration(let error): return "\(service): \(error)"
         case .stateDirectory(let error): return "state directory: \(error)"
         case .notLaunchable(let state): return "cannot launch while \(state)"
+        case .terminated: return service.isEmpty ? "terminated during launch" : "terminated during launch, in \(service) \(hook)"
         }
     }
 
@@ -45,6 +49,7 @@ public struct LaunchFailure: Error, Hashable, Sendable, CustomStringConvertible 
         case .invalidConfiguration: 22  // EINVAL
         case .stateDirectory: 13  // EACCES
         case .notLaunchable: 114  // EALREADY
+        case .terminated: 125  // ECANCELED
         }
     }
 }

@@ -18,6 +18,7 @@ extension PluggableApplicationHost {
             throw LaunchFailure(service: "", hook: "", reason: .notLaunchable(machine.state))
         }
         try? move(to: .launching)
+        isTerminationRequestedDuringLaunch = false
         let start = ContinuousClock.now
         let options: LaunchOptions
         do {
@@ -37,12 +38,17 @@ extension PluggableApplicationHost {
         var failures: [String: String] = [:]
         for (index, slot) in slots.enumerated() {
             if let failure = await launchOne(slot, options: options, overruns: &overruns, failures: &failures) {
+                let isTerminated = failure.reason == .terminated
                 // A refusal or an overrun is a failure of the launch too, for its record.
-                if failures[slot.name] == nil { failures[slot.name] = failure.description }
-                if slot.descriptor.isRequired {
-                    logger.error("launch failed: \(failure)", metadata: ["service": "\(slot.name)"])
-                    slot.disable(reason: failure.description)
-                    note = "launch failed: \(failure)"
+                if !isTerminated, failures[slot.name] == nil { failures[slot.name] = failure.description }
+                if slot.descriptor.isRequired || isTerminated {
+                    if isTerminated {
+                        logger.notice("terminate requested during launch: rolling back", metadata: ["service": "\(slot.name)"])
+                    } else {
+                        logger.error("launch failed: \(failure)", metadata: ["service": "\(slot.name)"])
+                        slot.disable(reason: failure.description)
+                    }
+                    note = isTerminated ? nil : "launch failed: \(failure)"
                     // The launch record comes first even for a failed launch: services that
                     // finished launching expect it (the logger's audit trail waits for it).
                     bus.publish(LifecycleEventRecord(
@@ -97,9 +103,17 @@ extension PluggableApplicationHost {
             (.didFinishLaunching, { try await $0.application($1, didFinishLaunchingWithOptions: options) }),
         ]
         for (event, hook) in steps {
-            let result = await FanOut(slots: [slot], deadline: { $0.launchDeadline }, hook: hook).run()[0]
+            guard !isTerminationRequestedDuringLaunch else {
+                return LaunchFailure(service: slot.name, hook: event.hookName, reason: .terminated)
+            }
+            let fanOut = FanOut(slots: [slot], deadline: { $0.launchDeadline }, hook: hook)
+            launchFanOut = fanOut
+            let result = await fanOut.run()[0]
+            launchFanOut = nil
             note([result], for: event, slots: [slot], overruns: &overruns, failures: &failures)
             switch result {
+            case .abandoned:
+                return LaunchFailure(service: slot.name, hook: event.hookName, reason: .terminated)
             case .returned(true):
                 continue
             case .returned(false):

@@ -79,6 +79,10 @@ public actor PluggableApplicationHost {
     var sessionLockReason: String?
     var runLoopRequests: AsyncStream<RunLoopRequest>.Continuation?
     var lastPublishedStatus: HostStatus?
+    /// Set by `terminate()` while launching: the launch stops at once and rolls back.
+    var isTerminationRequestedDuringLaunch = false
+    /// The launch hook in progress, so that `terminate()` can stop waiting for it.
+    var launchFanOut: FanOut?
 
     /// A host for `services`, in registration order.
     /// - Throws: `ConfigurationError` when two services share a name.
@@ -207,7 +211,15 @@ public actor PluggableApplicationHost {
 
     /// Terminates: `willTerminate` to every service in reverse order, then `notRunning`. Ends
     /// `run()`. A second call, or a call before launch, does nothing.
+    ///
+    /// During launch it does not wait for the launch to finish: the host stops waiting for the
+    /// hook in progress, rolls back the services already launched, and `launch()` throws
+    /// `LaunchFailure` with reason `.terminated`.
     public func terminate() async {
+        if machine.state == .launching {
+            isTerminationRequestedDuringLaunch = true
+            launchFanOut?.abandon()
+        }
         await serially { await self.terminateServices() }
     }
 
@@ -338,7 +350,7 @@ public actor PluggableApplicationHost {
     func note(_ results: [HookResult], for event: LifecycleEvent, slots: [ServiceSlot], overruns: inout [Overrun], failures: inout [String: String]) {
         for (slot, result) in zip(slots, results) {
             switch result {
-            case .returned, .skipped:
+            case .returned, .skipped, .abandoned:
                 continue
             case .deferred:
                 logger.warning("\(slot.name) is still in an earlier hook; \(event.hookName) queued behind it", metadata: ["service": "\(slot.name)", "event": "\(event.name)"])

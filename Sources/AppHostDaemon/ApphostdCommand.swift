@@ -24,7 +24,8 @@ public struct ApphostdCommand: ParsableCommand {
         abstract: "Hosts pluggable application services and drives them through a UIKit-style lifecycle under systemd.",
         discussion: """
             Signals (systemctl kill -s SIGNAL apphostd, or kill -s SIGNAL PID):
-              SIGTERM, SIGINT  terminate: STOPPING=1, willTerminate (reverse order)
+              SIGTERM, SIGINT  terminate: STOPPING=1, willTerminate (reverse order);
+                               during launch, stop waiting and roll back
               SIGUSR1          toggle background/foreground (coalesces in a storm)
               SIGRTMIN+1       enter background (explicit, idempotent, queued)
               SIGRTMIN+2       enter foreground (explicit, idempotent, queued)

@@ -90,6 +90,10 @@ struct Daemon: Sendable {
                     try await host.run()
                     logger.info("terminated cleanly")
                     return ExitStatus.clean
+                } catch let failure as LaunchFailure where failure.reason == .terminated {
+                    // SIGTERM during launch (systemctl stop while starting): a requested stop.
+                    logger.notice("\(failure); the services that had launched were terminated")
+                    return ExitStatus.clean
                 } catch let failure as LaunchFailure {
                     logger.error("launch failed: \(failure)", metadata: ["service": "\(failure.service)", "hook": "\(failure.hook)"])
                     notifier.launchFailed(status: "launch failed: \(failure)", errno: failure.errnoValue)

@@ -120,6 +120,66 @@ import Testing
         latch.open()
     }
 
+    @Test func terminateDuringLaunchStopsWaitingAndRollsBack() async throws {
+        let journal = Journal()
+        let latch = Latch()
+        defer { latch.open() }
+        let host = try PluggableApplicationHost(
+            services: [
+                descriptor(Recorder(name: "a", journal: journal)),
+                descriptor(Recorder(name: "slow", journal: journal, hangs: ["willFinishLaunching": latch]), required: false, launchDeadline: .seconds(30)),
+                descriptor(Recorder(name: "c", journal: journal)),
+            ],
+            logger: quietLogger
+        )
+        let launch = Task { () -> LaunchFailure? in
+            do throws(LaunchFailure) {
+                _ = try await host.launch()
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(await journal.wait(for: "slow:willFinishLaunching"))
+        let clock = ContinuousClock()
+        let start = clock.now
+        let terminated = await completes(within: .seconds(10)) { await host.terminate() }
+        #expect(terminated, "terminate waited for the launch hook in progress")
+        #expect(clock.now - start < .seconds(10))
+        #expect(await launch.value == LaunchFailure(service: "slow", hook: "applicationWillFinishLaunching", reason: .terminated))
+        #expect(journal.entries == ["a:willFinishLaunching", "a:didFinishLaunching", "slow:willFinishLaunching", "a:willTerminate"])
+        #expect(await host.state == .notRunning)
+        latch.open()
+    }
+
+    @Test func terminateBetweenLaunchStepsLaunchesNoFurtherService() async throws {
+        let journal = Journal()
+        let latch = Latch()
+        defer { latch.open() }
+        let host = try PluggableApplicationHost(
+            services: [
+                descriptor(Recorder(name: "a", journal: journal, hangs: ["didFinishLaunching": latch])),
+                descriptor(Recorder(name: "b", journal: journal)),
+            ],
+            configuration: .init(launchDeadline: .seconds(30)),
+            logger: quietLogger
+        )
+        let launch = Task { () -> LaunchFailure? in
+            do throws(LaunchFailure) {
+                _ = try await host.launch()
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(await journal.wait(for: "a:didFinishLaunching"))
+        #expect(await completes(within: .seconds(10)) { await host.terminate() })
+        #expect(await launch.value?.reason == .terminated)
+        #expect(!journal.entries.contains { $0.hasPrefix("b:") }, "\(journal.entries)")
+        #expect(await host.state == .notRunning)
+        latch.open()
+    }
+
     @Test func factoryThatThrowsFailsARequiredLaunch() async throws {
         let journal = Journal()
         let host = try PluggableApplicationHost(

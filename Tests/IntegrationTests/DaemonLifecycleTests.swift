@@ -77,6 +77,32 @@ extension IntegrationSuites {
             }
         }
 
+        @Test("systemctl stop while a service hangs in launch: the launch is abandoned, the launched services terminate, exit 0")
+        func stopDuringLaunch() async throws {
+            // A launch deadline far beyond the stop timeout: waiting for it would end in SIGKILL.
+            let hanger = ProbeSpec("hanger", required: true, launchDeadline: "60s", faults: [.init(hook: "willFinishLaunching", action: "hang")])
+            try await DaemonUnderTest.with(services: [ProbeSpec("before"), hanger, ProbeSpec("after")], unit: { unit, _ in
+                unit.timeoutStartSec = "90s"
+                unit.timeoutStopSec = "10s"
+            }) { daemon in
+                let start = try await daemon.sandbox.systemctl("start", "--no-block", daemon.unitName)
+                #expect(start.succeeded, "\(start)")
+                try await daemon.waitUntil("hanger is in willFinishLaunching") {
+                    daemon.probeLog.contains("hanger", "willFinishLaunching")
+                }
+                let stop = try await daemon.stop()
+                #expect(stop.succeeded, "\(stop)")
+                try await daemon.waitUntil("ExecStopPost recorded the exit", whileRunning: false) { daemon.lastExit != nil }
+                let diagnostics = await daemon.diagnostics()
+                #expect(daemon.lastExit == "success exited 0", "\(diagnostics)")
+                let log = daemon.probeLog
+                #expect(log.events(of: "before") == ["willFinishLaunching", "didFinishLaunching", "willTerminate"], "\(log)")
+                #expect(log.events(of: "hanger") == ["willFinishLaunching"], "\(log)")
+                #expect(log.events(of: "after").isEmpty, "\(log)")
+                #expect(try await daemon.daemonRecords().contains { ($0["MESSAGE"] ?? "").contains("terminated during launch") }, "\(diagnostics)")
+            }
+        }
+
         @Test("a required service refusing didFinishLaunching fails the unit: exit-code, StatusText names it, rollback")
         func requiredLaunchFailureRollsBack() async throws {
             let refuser = ProbeSpec("refuser", required: true, faults: [.init(hook: "didFinishLaunching", action: "refuse")])
