@@ -86,10 +86,18 @@ final class FanOut: Sendable {
     /// `.skipped`, and `run()` returns at once. The abandoned hook's driver ends when the hook
     /// returns; a later event for that service still queues behind it.
     func abandon() {
-        let (continuation, sleeper) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
-            guard !state.isFinished else { return (nil, nil) }
+        finish { state in
             if state.startedAt != nil, state.index < slots.count { state.results[state.index] = .abandoned }
             state.driver += 1
+            return true
+        }
+    }
+
+    /// Marks the fan-out finished when `shouldFinish` agrees, then stops the monitor's sleep and
+    /// lets `run()` return.
+    private func finish(if shouldFinish: (inout State) -> Bool) {
+        let (continuation, sleeper) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
+            guard !state.isFinished, shouldFinish(&state) else { return (nil, nil) }
             state.isFinished = true
             defer {
                 state.continuation = nil
@@ -136,18 +144,7 @@ final class FanOut: Sendable {
             guard stillDriving else { return }
             index += 1
         }
-        let (continuation, sleeper) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
-            guard state.driver == driver, !state.isFinished else { return (nil, nil) }
-            state.isFinished = true
-            defer {
-                state.continuation = nil
-                state.sleeper = nil
-                state.wakeAt = nil
-            }
-            return (state.continuation, state.sleeper)
-        }
-        sleeper?.cancel()
-        continuation?.resume()
+        finish { $0.driver == driver }
     }
 
     private func begin(_ index: Int, driver: Int) -> Bool {

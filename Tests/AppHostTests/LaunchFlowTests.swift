@@ -132,14 +132,7 @@ import Testing
             ],
             logger: quietLogger
         )
-        let launch = Task { () -> LaunchFailure? in
-            do throws(LaunchFailure) {
-                _ = try await host.launch()
-                return nil
-            } catch {
-                return error
-            }
-        }
+        let launch = launchInBackground(host)
         #expect(await journal.wait(for: "slow:willFinishLaunching"))
         let clock = ContinuousClock()
         let start = clock.now
@@ -164,14 +157,7 @@ import Testing
             configuration: .init(launchDeadline: .seconds(30)),
             logger: quietLogger
         )
-        let launch = Task { () -> LaunchFailure? in
-            do throws(LaunchFailure) {
-                _ = try await host.launch()
-                return nil
-            } catch {
-                return error
-            }
-        }
+        let launch = launchInBackground(host)
         #expect(await journal.wait(for: "a:didFinishLaunching"))
         #expect(await completes(within: .seconds(10)) { await host.terminate() })
         #expect(await launch.value?.reason == .terminated)
@@ -193,5 +179,19 @@ import Testing
         #expect(failure?.service == "broken")
         #expect(failure?.reason == .invalidConfiguration("no such file"))
         #expect(journal.entries == ["a:willFinishLaunching", "a:didFinishLaunching", "a:willTerminate"])
+    }
+}
+
+/// Launches `host` beside the test, which then terminates it mid-launch; the task's value is how
+/// the launch failed (nil when it succeeded).
+func launchInBackground(_ host: PluggableApplicationHost) -> Task<LaunchFailure?, Never> {
+    // Unstructured on purpose: the test must act while the launch is still in progress.
+    Task {
+        do throws(LaunchFailure) {
+            _ = try await host.launch()
+            return nil
+        } catch {
+            return error
+        }
     }
 }
