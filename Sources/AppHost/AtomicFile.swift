@@ -76,7 +76,7 @@ public enum AtomicFile {
     /// Creates or truncates `path` with `data`, without a sync of its own: for a marker whose
     /// existence is what counts. The directory sync that follows (`syncDirectory(of:)`, or a
     /// later `write` into the same directory) makes the entry durable.
-    public static func writeMarker(_ data: [UInt8], to path: String, permissions: mode_t = 0o600) throws(Failure) {
+    static func writeMarker(_ data: [UInt8], to path: String, permissions: mode_t = 0o600) throws(Failure) {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, permissions)
         guard fd >= 0 else { throw Failure(operation: "open", path: path, code: errno) }
         defer { close(fd) }
@@ -108,7 +108,7 @@ public enum AtomicFile {
     }
 
     /// Syncs the directory that holds `path`, making renames, creations and removals in it durable.
-    public static func syncDirectory(of path: String) {
+    static func syncDirectory(of path: String) {
         let fd = open(parentDirectory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd >= 0 {
             fsync(fd)

@@ -36,6 +36,13 @@ extension PluggableApplicationHost {
         var launched: [ServiceSlot] = []
         var overruns: [Overrun] = []
         var failures: [String: String] = [:]
+        // One record for the whole launch, failed or not.
+        func publishLaunchRecord() {
+            bus.publish(LifecycleEventRecord(
+                event: .didFinishLaunching, from: .notRunning, to: .launching, duration: ContinuousClock.now - start,
+                overruns: overruns, failures: failures, serviceCount: slots.count
+            ))
+        }
         for (index, slot) in slots.enumerated() {
             if let failure = await launchOne(slot, options: options, overruns: &overruns, failures: &failures) {
                 let isTerminated = failure.reason == .terminated
@@ -51,10 +58,7 @@ extension PluggableApplicationHost {
                     note = isTerminated ? nil : "launch failed: \(failure)"
                     // The launch record comes first even for a failed launch: services that
                     // finished launching expect it (the logger's audit trail waits for it).
-                    bus.publish(LifecycleEventRecord(
-                        event: .didFinishLaunching, from: .notRunning, to: .launching, duration: ContinuousClock.now - start,
-                        overruns: overruns, failures: failures, serviceCount: slots.count
-                    ))
+                    publishLaunchRecord()
                     slots = launched
                     await terminateServices()
                     throw failure
@@ -68,10 +72,7 @@ extension PluggableApplicationHost {
             let next = index + 1 < slots.count ? slots[index + 1].launchDeadline * 2 : configuration.hookDeadline * max(1, slots.count)
             observer.didProgress(.launching, slot.name, next)
         }
-        bus.publish(LifecycleEventRecord(
-            event: .didFinishLaunching, from: .notRunning, to: .launching, duration: ContinuousClock.now - start,
-            overruns: overruns, failures: failures, serviceCount: slots.count
-        ))
+        publishLaunchRecord()
         _ = await fanOut(.didBecomeActive, to: ordered(.up), from: .launching, to: .active, before: { () throws(IllegalTransition) in
             try self.move(to: .active)
         })
