@@ -70,10 +70,16 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "apphostd", dependencies: ["AppHostDaemon", "AppHostServices"]),
+        // What the test targets share: running a host beside a test.
+        .target(name: "AppHostTestSupport", dependencies: ["AppHost"], path: "Tests/AppHostTestSupport"),
+        // Stand-ins for server frameworks' type names, for the name-clash test.
+        .target(name: "ServerFrameworkNames", path: "Tests/ServerFrameworkNames"),
         .testTarget(
             name: "AppHostTests",
             dependencies: [
                 "AppHost",
+                "AppHostTestSupport",
+                "ServerFrameworkNames",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]
@@ -81,11 +87,11 @@ let package = Package(
         .testTarget(name: "AppHostSystemdTests", dependencies: ["AppHostSystemd", "CAppHostShims"]),
         .testTarget(
             name: "AppHostServicesTests",
-            dependencies: ["AppHostServices", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["AppHostServices", "AppHostTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "AppHostDaemonTests",
-            dependencies: ["AppHostDaemon", "AppHostServices"],
+            dependencies: ["AppHostDaemon", "AppHostServices", "AppHostTestSupport"],
             exclude: ["BadConfigs"]
         ),
         .testTarget(name: "IntegrationTests", dependencies: ["apphostd"], exclude: ["Support"]),

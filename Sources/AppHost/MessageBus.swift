@@ -42,13 +42,41 @@ public final class MessageBus: Sendable {
             }
             return id
         }
-        continuation.onTermination = { [weak self] _ in
-            self?.registry.withLock { registry in
-                registry.subscribers[key]?[id] = nil
-                if registry.subscribers[key]?.isEmpty == true { registry.subscribers[key] = nil }
-            }
-        }
+        continuation.onTermination = { [weak self] _ in self?.remove(key: key, id: id) }
         return stream
+    }
+
+    /// One `observe` registration, for `stopObserving`.
+    package struct Observation: Sendable {
+        let key: ObjectIdentifier
+        let id: Int
+    }
+
+    /// Calls `handler` synchronously, on the publisher's task, for every `Message` published from
+    /// now on: the host learns of a session lock change before the hook that published it returns.
+    package func observe<Message: Sendable>(_ type: Message.Type, _ handler: @escaping @Sendable (Message) -> Void) -> Observation {
+        let key = ObjectIdentifier(Message.self)
+        let id = registry.withLock { registry in
+            let id = registry.nextID
+            registry.nextID += 1
+            registry.subscribers[key, default: [:]][id] = Subscriber { message in
+                if let message = message as? Message { handler(message) }
+            }
+            return id
+        }
+        return Observation(key: key, id: id)
+    }
+
+    /// Ends an `observe` registration.
+    package func stopObserving(_ observation: Observation) {
+        remove(key: observation.key, id: observation.id)
+    }
+
+    private func remove(key: ObjectIdentifier, id: Int) {
+        registry.withLock { registry in
+            registry.subscribers[key]?[id] = nil
+            if registry.subscribers[key]?.isEmpty == true { registry.subscribers[key] = nil }
+        }
     }
 
     /// How many subscribers `Message` has now.

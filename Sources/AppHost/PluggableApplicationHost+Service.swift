@@ -1,63 +1,39 @@
-import Logging
 import ServiceLifecycle
 
 extension PluggableApplicationHost: Service {
-    /// Launches, runs each service's `run` loop beside the lifecycle, and terminates on
-    /// `terminate()`, on a graceful shutdown of the enclosing `ServiceGroup`, or on cancellation.
+    /// Launches the services, serves requests until terminate — from `terminate()` or a graceful
+    /// shutdown of the enclosing `ServiceGroup` — and returns once every service got its last
+    /// call. A host runs once.
     ///
-    /// - Throws: `LaunchFailure` when launch failed (after its rollback).
+    /// Cancelling the task that runs it stops the host at once: hooks in progress are cancelled
+    /// and services get no `applicationWillTerminate`, so the next launch counts the exit as
+    /// unclean. Shut the group down gracefully for an orderly stop.
+    ///
+    /// - Throws: `LaunchFailure` when the launch failed (after its rollback) or was terminated,
+    ///   or when the host ran before.
     public func run() async throws {
-        let (requests, continuation) = AsyncStream<RunLoopRequest>.makeStream()
-        runLoopRequests = continuation
-        defer { runLoopRequests = nil }
-        do {
-            try await launch()
-        } catch {
-            continuation.finish()
-            throw error
+        let isFirstRun = published.withLock { published in
+            defer { published.isRunning = true }
+            return !published.isRunning
         }
-        let lockChanges = bus.subscribe(to: SessionLockDidChange.self)
-        await withDiscardingTaskGroup { group in
-            group.addTask {
-                for await change in lockChanges {
-                    _ = try? await self.setSessionLocked(change.isLocked, reason: change.reason)
-                }
-            }
-            await withGracefulShutdownHandler {
-                for await request in requests {
-                    switch request {
-                    case .start(let slot):
-                        group.addTask { await Self.runLoop(of: slot) }
-                    case .terminate:
-                        await self.terminate()
-                    }
-                }
+        guard isFirstRun else { throw LaunchFailure(service: "", hook: "", reason: .notLaunchable(state)) }
+        let input = self.input
+        let lockChanges = bus.observe(SessionLockDidChange.self) { input.yield(.sessionLockChanged($0)) }
+        defer { bus.stopObserving(lockChanges) }
+        let (arms, timer) = AsyncStream<ContinuousClock.Instant>.makeStream(bufferingPolicy: .unbounded)
+        var loop = HostLoop(host: self, inputs: inputs.makeAsyncIterator(), timer: timer)
+        let outcome = await withDiscardingTaskGroup { group in
+            group.addTask { await DeadlineTimer.run(arms: arms, wake: input) }
+            let outcome = await withGracefulShutdownHandler {
+                await loop.run(group: &group)
             } onGracefulShutdown: {
-                continuation.yield(.terminate)
+                input.yield(.request(.terminate(reason: "graceful shutdown", reply: nil)))
             }
-            if self.machine.state.isRunning {
-                // Cancelled from outside: services still get their last call.
-                await self.terminate()
-            }
+            timer.finish()
             group.cancelAll()
+            return outcome
         }
-    }
-
-    /// Runs a service's `run` until it returns or the service is stopped.
-    static func runLoop(of slot: ServiceSlot) async {
-        let application = slot.application
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                do {
-                    try await slot.service.run(application)
-                } catch is CancellationError {
-                } catch {
-                    application.logger.error("run loop ended with an error: \(error)")
-                }
-            }
-            group.addTask { await slot.waitUntilStopped() }
-            await group.next()
-            group.cancelAll()
-        }
+        published.withLock { $0.reports }?.finish()
+        try outcome.get()
     }
 }

@@ -59,11 +59,6 @@ struct Daemon: Sendable {
                     stateDirectory: configuration.stateDirectory,
                     trimHeap: { _ in HeapTrimmer.trim() }
                 ),
-                observer: .init(
-                    statusDidChange: { notifier.status($0.description) },
-                    didProgress: { _, _, next in notifier.extendTimeout(by: next + .seconds(1)) },
-                    didLaunch: { _, status in notifier.ready(status: status.description) }
-                ),
                 logger: logger
             )
         } catch {
@@ -71,6 +66,7 @@ struct Daemon: Sendable {
             notifier.status("bad configuration: \(error)")
             return ExitStatus.badConfiguration
         }
+        let reports = host.reports
 
         logger.info(
             "apphostd \(ApphostdCommand.version) starting",
@@ -83,29 +79,39 @@ struct Daemon: Sendable {
             ]
         )
 
-        let reloader = Reloader(configPath: configPath, loader: loader, registry: registry, notifier: notifier, logger: logger)
+        let reloader = Reloader(configPath: configPath, loader: loader, registry: registry, logger: logger)
+        let configPath = self.configPath
         let status: ExitCode = await withTaskGroup(of: ExitCode?.self) { group in
             group.addTask {
+                async let reporting: Void = Self.forward(reports, to: notifier, configPath: configPath)
+                let exit: ExitCode
                 do {
                     try await host.run()
                     logger.info("terminated cleanly")
-                    return ExitStatus.clean
+                    exit = ExitStatus.clean
                 } catch let failure as LaunchFailure where failure.reason == .terminated {
                     // SIGTERM during launch (systemctl stop while starting): a requested stop.
                     logger.notice("\(failure); the services that had launched were terminated")
-                    return ExitStatus.clean
+                    exit = ExitStatus.clean
                 } catch let failure as LaunchFailure {
                     logger.error("launch failed: \(failure)", metadata: ["service": "\(failure.service)", "hook": "\(failure.hook)"])
-                    notifier.launchFailed(status: "launch failed: \(failure)", errno: failure.errnoValue)
-                    return ExitStatus.launchFailed
+                    exit = ExitStatus.launchFailed
                 } catch {
                     logger.error("host failed: \(error)")
-                    return ExitStatus.launchFailed
+                    exit = ExitStatus.launchFailed
                 }
+                await reporting
+                return exit
             }
             group.addTask {
-                for await signal in signals.signals {
-                    await Self.handle(signal, host: host, notifier: notifier, reloader: reloader, logger: logger)
+                await withDiscardingTaskGroup { requests in
+                    for await signal in signals.signals {
+                        // Immediate: the request is queued before the next signal is read, so
+                        // requests keep signal order, and none waits for the one before it.
+                        requests.addImmediateTask {
+                            await Self.handle(signal, host: host, reloader: reloader, logger: logger)
+                        }
+                    }
                 }
                 return nil
             }
@@ -121,10 +127,10 @@ struct Daemon: Sendable {
             if let watchdog {
                 group.addTask {
                     // The only timer of an idle daemon, and only when systemd asked for it. The
-                    // ping goes through the host's serial path, so a stuck host stops pinging.
+                    // ping goes through the host's loop, so a stuck host stops pinging.
                     while !Task.isCancelled {
                         do { try await Task.sleep(for: watchdog.pingInterval) } catch { break }
-                        await host.onSerialPath { notifier.watchdogPing() }
+                        await host.onLoop { notifier.watchdogPing() }
                     }
                     return nil
                 }
@@ -144,13 +150,26 @@ struct Daemon: Sendable {
         return status
     }
 
-    static func handle(_ signal: LifecycleSignal, host: PluggableApplicationHost, notifier: SystemdNotifier, reloader: Reloader, logger: Logger) async {
+    /// Tells systemd what the host reports, until the host's run ends.
+    static func forward(_ reports: AsyncStream<HostReport>, to notifier: SystemdNotifier, configPath: String) async {
+        for await report in reports {
+            switch report {
+            case .status(let status), .stopped(let status): notifier.status(status.description)
+            case .progress(let next): notifier.extendTimeout(by: next + .seconds(1))
+            case .ready(let status): notifier.ready(status: status.description)
+            case .reloading: notifier.reloading(status: "reloading \(configPath)")
+            case .stopping(let reason): notifier.stopping(status: "stopping (\(reason))")
+            case .launchFailed(let failure, _): notifier.launchFailed(status: "launch failed: \(failure)", errno: failure.errnoValue)
+            }
+        }
+    }
+
+    static func handle(_ signal: LifecycleSignal, host: PluggableApplicationHost, reloader: Reloader, logger: Logger) async {
         logger.debug("signal \(signal.name)")
         do {
             switch signal {
             case .terminate:
-                notifier.stopping(status: "stopping (\(signal.name))")
-                await host.terminate()
+                await host.terminate(reason: signal.name)
             case .toggleBackground:
                 try await host.toggleBackground()
             case .enterBackground:

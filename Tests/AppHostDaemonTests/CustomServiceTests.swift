@@ -1,4 +1,5 @@
 import AppHost
+import AppHostTestSupport
 import AppHostServices
 import Testing
 @testable import AppHostDaemon
@@ -14,7 +15,7 @@ struct CustomServiceTests {
             interval = try configuration.duration("interval") ?? .seconds(30)
         }
 
-        func application(_ app: Application, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+        func application(_ app: HostedApplication, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
             app.logger.info("launch #\(options.launchCount), previous exit: \(options.previousExit)")
             return true
         }

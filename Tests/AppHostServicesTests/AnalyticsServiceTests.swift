@@ -1,4 +1,5 @@
 import AppHost
+import AppHostTestSupport
 @testable import AppHostServices
 import Foundation
 import Testing

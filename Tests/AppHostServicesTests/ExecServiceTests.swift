@@ -1,4 +1,5 @@
 import AppHost
+import AppHostTestSupport
 import AppHostServices
 import Dispatch
 import Foundation

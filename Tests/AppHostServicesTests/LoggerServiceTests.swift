@@ -1,4 +1,5 @@
 import AppHost
+import AppHostTestSupport
 import AppHostServices
 import Foundation
 import Logging
@@ -54,20 +55,17 @@ struct LoggerServiceTests {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let capture = CapturingLogHandler()
-        let (launched, continuation) = AsyncStream<Void>.makeStream()
         let hang: ConfigValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("hang"), "duration": .string("400ms")])])
         let host = try PluggableApplicationHost(
             services: [descriptor(settings), probeDescriptor("probe", ["faults": hang])],
             configuration: .init(hookDeadline: .milliseconds(100), stateDirectory: directory + "/state"),
-            observer: .init(didLaunch: { _, _ in continuation.yield() }),
             logger: capture.logger
         )
         // Unstructured on purpose: the host runs beside the test, which drives it.
         let task = Task {
-            defer { continuation.finish() }
             try await host.run()
         }
-        for await _ in launched { break }
+        try await host.launched()
         try await host.enterBackground()
         try await host.enterForeground()
         try await host.receiveMemoryWarning(level: .critical)

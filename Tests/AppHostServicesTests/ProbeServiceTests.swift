@@ -1,4 +1,5 @@
 import AppHost
+import AppHostTestSupport
 import AppHostServices
 import Foundation
 import Testing
@@ -17,19 +18,16 @@ struct RunningTestHost: Sendable {
         hookDeadline: Duration = .seconds(5)
     ) async throws -> RunningTestHost {
         let directory = directory ?? makeTemporaryDirectory()
-        let (launched, continuation) = AsyncStream<Void>.makeStream()
         let host = try PluggableApplicationHost(
             services: services,
-            configuration: .init(hookDeadline: hookDeadline, launchDeadline: hookDeadline, terminateDeadline: hookDeadline, stateDirectory: directory + "/state"),
-            observer: .init(didLaunch: { _, _ in continuation.yield() })
+            configuration: .init(hookDeadline: hookDeadline, launchDeadline: hookDeadline, terminateDeadline: hookDeadline, stateDirectory: directory + "/state")
         )
         // Unstructured on purpose: the host runs beside the test, which drives it and awaits the
         // task in `stop()`.
         let task = Task {
-            defer { continuation.finish() }
             try await host.run()
         }
-        for await _ in launched { break }
+        try await host.launched()
         return RunningTestHost(host: host, task: task, directory: directory)
     }
 

@@ -100,13 +100,13 @@ struct RecordCollectingLogHandler: LogHandler {
 struct HookRecordingService: ApplicationService {
     let events: AwaitedLog<String>
 
-    func applicationDidBecomeActive(_ application: Application) async throws { events.append("didBecomeActive") }
-    func applicationDidEnterBackground(_ application: Application) async throws { events.append("didEnterBackground") }
-    func applicationWillEnterForeground(_ application: Application) async throws { events.append("willEnterForeground") }
-    func applicationProtectedDataWillBecomeUnavailable(_ application: Application) async throws {
+    func applicationDidBecomeActive(_ application: HostedApplication) async throws { events.append("didBecomeActive") }
+    func applicationDidEnterBackground(_ application: HostedApplication) async throws { events.append("didEnterBackground") }
+    func applicationWillEnterForeground(_ application: HostedApplication) async throws { events.append("willEnterForeground") }
+    func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws {
         events.append("protectedDataWillBecomeUnavailable locked=\(application.isSessionLocked)")
     }
-    func applicationProtectedDataDidBecomeAvailable(_ application: Application) async throws {
+    func applicationProtectedDataDidBecomeAvailable(_ application: HostedApplication) async throws {
         events.append("protectedDataDidBecomeAvailable locked=\(application.isSessionLocked)")
     }
 }
@@ -117,15 +117,13 @@ func withRunningHost(
     logs: AwaitedLog<CapturedLogRecord> = AwaitedLog(),
     _ body: @Sendable (PluggableApplicationHost) async throws -> Void
 ) async throws {
-    let launched = AwaitedLog<Bool>()
     let host = try PluggableApplicationHost(
         services: services,
-        observer: .init(didLaunch: { _, _ in launched.append(true) }),
         logger: Logger(label: "test") { _ in RecordCollectingLogHandler(records: logs) }
     )
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await host.run() }
-        #expect(await launched.first { _ in true } == true)
+        try await host.launched()
         do {
             try await body(host)
         } catch {

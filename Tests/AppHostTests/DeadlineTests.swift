@@ -1,4 +1,5 @@
 @testable import AppHost
+import AppHostTestSupport
 import Testing
 
 @Suite struct DeadlineTests {

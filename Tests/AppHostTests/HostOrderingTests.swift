@@ -1,4 +1,5 @@
 @testable import AppHost
+import AppHostTestSupport
 import Synchronization
 import Testing
 
@@ -75,16 +76,33 @@ import Testing
         await host.terminate()
     }
 
-    @Test func requestsBeforeLaunchAreIllegal() async throws {
+    @Test("requests made before run() wait for the launch and then apply in order")
+    func requestsBeforeRunWaitForTheLaunch() async throws {
+        let journal = Journal()
+        let host = try makeHost(["a"], journal: journal)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addImmediateTask { try await host.enterBackground() }
+            group.addImmediateTask { try await host.receiveMemoryWarning(level: .warning) }
+            try await host.launch()
+            try await group.waitForAll()
+        }
+        #expect(journal.drain() == ["a:willFinishLaunching", "a:didFinishLaunching", "a:didBecomeActive", "a:willResignActive",
+                                    "a:didEnterBackground", "a:didReceiveMemoryWarning.warning"])
+        await host.terminate()
+    }
+
+    @Test func requestsAfterTerminateAreIllegal() async throws {
         let journal = Journal()
         let host = try makeHost(names, journal: journal)
+        try await host.launch()
+        await host.terminate()
+        _ = journal.drain()
         await #expect(throws: IllegalTransition.self) { try await host.enterBackground() }
         await #expect(throws: IllegalTransition.self) { try await host.enterForeground() }
         await #expect(throws: IllegalTransition.self) { try await host.toggleBackground() }
         await #expect(throws: IllegalTransition.self) { try await host.receiveMemoryWarning(level: .warning) }
         await #expect(throws: IllegalTransition.self) { try await host.setSessionLocked(true) }
-        await host.terminate()
-        #expect(journal.entries.isEmpty)
+        #expect(journal.drain().isEmpty)
         #expect(await host.state == .notRunning)
     }
 
@@ -92,15 +110,11 @@ import Testing
         let journal = Journal()
         let host = try makeHost(names, journal: journal)
         try await host.launch()
-        await #expect(throws: LaunchFailure.self) { try await host.launch() }
+        await #expect(throws: LaunchFailure.self, "a host runs once") { try await host.run() }
         await host.terminate()
         _ = journal.drain()
         await #expect(throws: IllegalTransition.self) { try await host.enterBackground() }
         #expect(journal.drain().isEmpty)
-        // notRunning → launching is an edge: a relaunch builds fresh instances and launches them all.
-        try await host.launch()
-        #expect(journal.drain().count == 9)
-        await host.terminate()
     }
 
     @Test func duplicateNamesAreRefused() {
@@ -146,29 +160,41 @@ import Testing
         await host.terminate()
     }
 
-    @Test func observerSeesStatusAndLaunch() async throws {
+    @Test("reports: the launch's status, READY with the active status, one status per request, STOPPING, the stopped status")
+    func reportsFollowTheRequests() async throws {
         let journal = Journal()
-        let seen = Mutex<[String]>([])
-        let observer = PluggableApplicationHost.Observer(
-            statusDidChange: { status in seen.withLock { $0.append(status.description) } },
-            didLaunch: { options, status in seen.withLock { $0.append("launched \(options.launchCount) \(status.state)") } }
-        )
-        let host = try PluggableApplicationHost(services: [descriptor(Recorder(name: "a", journal: journal))], observer: observer, logger: quietLogger)
+        let host = try PluggableApplicationHost(services: [descriptor(Recorder(name: "a", journal: journal))], logger: quietLogger)
+        let reports = host.reports
         try await host.launch()
         try await host.enterBackground()
-        let lines = seen.withLock { $0 }
-        #expect(lines.contains("launched 1 active"))
-        #expect(lines.last == "background · 1 service")
-        await host.terminate()
+        try await host.enterBackground()
+        await host.terminate(reason: "SIGTERM")
+        var lines: [String] = []
+        for await report in reports {
+            switch report {
+            case .status(let status): lines.append("status \(status)")
+            case .ready(let status): lines.append("ready \(status)")
+            case .stopping(let reason): lines.append("stopping \(reason)")
+            case .stopped(let status): lines.append("stopped \(status)")
+            case .progress, .reloading, .launchFailed: continue
+            }
+        }
+        #expect(lines == [
+            "status launching · 1 service",
+            "ready active · 1 service",
+            "status background · 1 service",
+            "stopping SIGTERM",
+            "stopped notRunning · 1 service",
+        ])
     }
 
     @Test func applicationHandleShowsLiveState() async throws {
         struct Peeker: ApplicationService {
             let journal: Journal
-            func applicationDidEnterBackground(_ application: Application) async throws {
+            func applicationDidEnterBackground(_ application: HostedApplication) async throws {
                 journal.record("\(application.serviceName):\(application.state):\(application.launchOptions?.launchCount ?? 0)")
             }
-            func applicationProtectedDataWillBecomeUnavailable(_ application: Application) async throws {
+            func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws {
                 journal.record("locked-before:\(application.isSessionLocked)")
             }
         }

@@ -1,4 +1,5 @@
 @testable import AppHost
+import AppHostTestSupport
 import Synchronization
 import Testing
 

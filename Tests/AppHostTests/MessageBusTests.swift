@@ -1,4 +1,5 @@
 import AppHost
+import AppHostTestSupport
 import Testing
 
 @Suite struct MessageBusTests {

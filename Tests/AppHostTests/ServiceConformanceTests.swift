@@ -38,9 +38,11 @@ import Testing
         let running = Task { try await host.run() }
         #expect(await journal.wait(for: "a:run.start"))
         let entries = journal.entries
-        let active = try #require(entries.firstIndex(of: "a:didBecomeActive"))
+        let launched = try #require(entries.firstIndex(of: "a:didFinishLaunching"))
         let started = try #require(entries.firstIndex(of: "a:run.start"))
-        #expect(active < started, "run starts after launch")
+        #expect(launched < started, "run starts once the service launched")
+        #expect(await journal.wait(for: "a:didBecomeActive"))
+        #expect(journal.entries.firstIndex(of: "a:didBecomeActive")! > started, "and before its first didBecomeActive")
         #expect(!entries.contains("a:run.cancelled"))
 
         await host.terminate()
@@ -52,37 +54,25 @@ import Testing
         #expect(!after.contains("off:run.start"), "a disabled service does not run")
     }
 
-    @Test func cancellingRunTerminatesServices() async throws {
+    @Test("cancelling run() stops the host at once: no last calls, and the next launch sees an unclean exit")
+    func cancellingRunStopsAtOnce() async throws {
         let journal = Journal()
-        let host = try makeHost(["a", "b"], journal: journal)
-        let running = Task { try await host.run() }
-        #expect(await journal.wait(for: "b:didBecomeActive"))
-        running.cancel()
-        try await running.value
-        #expect(journal.services(for: "willTerminate") == ["b", "a"])
-        #expect(await host.state == .notRunning)
-    }
-
-    @Test func cancelledHostStillHonoursTheTerminateDeadline() async throws {
-        let journal = Journal()
-        let latch = Latch()
-        defer { latch.open() }
+        let directory = try temporaryDirectory()
         let host = try PluggableApplicationHost(
-            services: [
-                descriptor(Recorder(name: "a", journal: journal)),
-                descriptor(Recorder(name: "stuck", journal: journal, hangs: ["willTerminate": latch])),
-            ],
-            configuration: .init(terminateDeadline: .milliseconds(100)),
+            services: [descriptor(Recorder(name: "a", journal: journal)), descriptor(Recorder(name: "b", journal: journal))],
+            configuration: .init(stateDirectory: directory),
             logger: quietLogger
         )
         let running = Task { try await host.run() }
-        #expect(await journal.wait(for: "stuck:didBecomeActive"))
+        #expect(await journal.wait(for: "b:didBecomeActive"))
         running.cancel()
         let ended = await completes(within: .seconds(5)) { _ = try? await running.value }
-        #expect(ended, "run() hung in a stuck willTerminate after cancellation")
-        #expect(journal.services(for: "willTerminate") == ["stuck", "a"])
-        #expect(await host.status.lastOverrun?.hook == "applicationWillTerminate")
-        latch.open()
+        #expect(ended, "run() did not end after cancellation")
+        #expect(journal.services(for: "willTerminate").isEmpty)
+        #expect(host.state == .notRunning)
+        let next = try PluggableApplicationHost(services: [], configuration: .init(stateDirectory: directory), logger: quietLogger)
+        #expect(try await next.launch().previousExit == .unclean)
+        await next.terminate()
     }
 
     @Test func launchFailureEndsRunWithTheFailure() async throws {

@@ -98,7 +98,7 @@ public final class AnalyticsService: ApplicationService {
 
     // MARK: Hooks
 
-    public func application(_ application: Application, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    public func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         guard let stateDirectory = application.stateDirectory else {
             throw AnalyticsStore.Failure(path: "-", reason: "analytics needs a state directory (host.state-directory)")
         }
@@ -116,13 +116,13 @@ public final class AnalyticsService: ApplicationService {
         return true
     }
 
-    public func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    public func application(_ application: HostedApplication, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         // The run loop flushes this right after launch, off the readiness path.
         record(.launch, first: options.isFirstLaunch, previousExit: options.previousExit.rawValue)
         return true
     }
 
-    public func applicationDidBecomeActive(_ application: Application) async throws {
+    public func applicationDidBecomeActive(_ application: HostedApplication) async throws {
         state.withLock { state in
             closePhase(&state)
             state.phase = .foreground
@@ -130,11 +130,11 @@ public final class AnalyticsService: ApplicationService {
         }
     }
 
-    public func applicationWillResignActive(_ application: Application) async throws {
+    public func applicationWillResignActive(_ application: HostedApplication) async throws {
         state.withLock { closePhase(&$0) }
     }
 
-    public func applicationDidEnterBackground(_ application: Application) async throws {
+    public func applicationDidEnterBackground(_ application: HostedApplication) async throws {
         state.withLock { state in
             closePhase(&state)
             _ = state.store?.record(.background)
@@ -144,14 +144,14 @@ public final class AnalyticsService: ApplicationService {
         try flush()
     }
 
-    public func applicationWillEnterForeground(_ application: Application) async throws {
+    public func applicationWillEnterForeground(_ application: HostedApplication) async throws {
         state.withLock { state in
             closePhase(&state)
             _ = state.store?.record(.foreground)
         }
     }
 
-    public func applicationDidReceiveMemoryWarning(_ application: Application, level: MemoryWarningLevel) async throws {
+    public func applicationDidReceiveMemoryWarning(_ application: HostedApplication, level: MemoryWarningLevel) async throws {
         state.withLock { state in
             _ = state.store?.record(.memoryWarning, level: level.rawValue)
             // Bank the time so far, so a kill under pressure loses little of it.
@@ -163,11 +163,11 @@ public final class AnalyticsService: ApplicationService {
         try flush()
     }
 
-    public func applicationProtectedDataWillBecomeUnavailable(_ application: Application) async throws {
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws {
         record(.sessionLock)
     }
 
-    public func applicationWillTerminate(_ application: Application) async throws {
+    public func applicationWillTerminate(_ application: HostedApplication) async throws {
         let didLaunch = state.withLock { state -> Bool in
             closePhase(&state)
             guard let store = state.store else { return false }
@@ -180,13 +180,13 @@ public final class AnalyticsService: ApplicationService {
         wake.finish()
     }
 
-    public func application(_ application: Application, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+    public func application(_ application: HostedApplication, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
         let settings = try Self.parse(configuration)
         state.withLock { $0.settings = settings }
         return .applied
     }
 
-    public func run(_ application: Application) async throws {
+    public func run(_ application: HostedApplication) async throws {
         let reloads = state.withLock { state -> AsyncStream<ConfigurationDidReload>? in
             defer { state.reloads = nil }
             return state.reloads

@@ -86,28 +86,28 @@ public final class LoggerService: ApplicationService {
 
     // MARK: Hooks
 
-    public func application(_ application: Application, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    public func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         // Subscribe before any record of this run is published; `run` consumes it.
         let stream = application.bus.subscribe(to: LifecycleEventRecord.self)
         state.withLock { $0.subscription = stream }
         return true
     }
 
-    public func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    public func application(_ application: HostedApplication, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         // The host publishes one launch record for the whole launch, not for services added on reload.
         if application.state == .launching { expectRecord() }
         return true
     }
 
-    public func applicationDidBecomeActive(_ application: Application) async throws { expectRecord() }
-    public func applicationWillResignActive(_ application: Application) async throws { expectRecord() }
-    public func applicationDidEnterBackground(_ application: Application) async throws { expectRecord() }
-    public func applicationWillEnterForeground(_ application: Application) async throws { expectRecord() }
-    public func applicationDidReceiveMemoryWarning(_ application: Application, level: MemoryWarningLevel) async throws { expectRecord() }
-    public func applicationProtectedDataWillBecomeUnavailable(_ application: Application) async throws { expectRecord() }
-    public func applicationProtectedDataDidBecomeAvailable(_ application: Application) async throws { expectRecord() }
+    public func applicationDidBecomeActive(_ application: HostedApplication) async throws { expectRecord() }
+    public func applicationWillResignActive(_ application: HostedApplication) async throws { expectRecord() }
+    public func applicationDidEnterBackground(_ application: HostedApplication) async throws { expectRecord() }
+    public func applicationWillEnterForeground(_ application: HostedApplication) async throws { expectRecord() }
+    public func applicationDidReceiveMemoryWarning(_ application: HostedApplication, level: MemoryWarningLevel) async throws { expectRecord() }
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws { expectRecord() }
+    public func applicationProtectedDataDidBecomeAvailable(_ application: HostedApplication) async throws { expectRecord() }
 
-    public func applicationWillTerminate(_ application: Application) async throws {
+    public func applicationWillTerminate(_ application: HostedApplication) async throws {
         await writeUnconsumedRecords(application)
         await waitUntilWritten()
         let (settings, serviceCount) = state.withLock { state in
@@ -129,13 +129,13 @@ public final class LoggerService: ApplicationService {
         )
     }
 
-    public func application(_ application: Application, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+    public func application(_ application: HostedApplication, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
         let settings = try Self.parse(configuration)
         state.withLock { $0.settings = settings }
         return .applied
     }
 
-    public func run(_ application: Application) async throws {
+    public func run(_ application: HostedApplication) async throws {
         guard let stream = state.withLock({ state -> AsyncStream<LifecycleEventRecord>? in
             state.isConsuming = true
             defer { state.subscription = nil }
@@ -201,7 +201,7 @@ public final class LoggerService: ApplicationService {
     /// When the run loop never started (a host that is not `run()`, or a stop right after
     /// launch), writes the records already published straight from the subscription: they are
     /// buffered, so reading exactly that many never waits.
-    private func writeUnconsumedRecords(_ application: Application) async {
+    private func writeUnconsumedRecords(_ application: HostedApplication) async {
         guard let (stream, count, settings) = state.withLock({ state -> (AsyncStream<LifecycleEventRecord>, Int, Settings)? in
             guard !state.isConsuming, let stream = state.subscription else { return nil }
             state.subscription = nil

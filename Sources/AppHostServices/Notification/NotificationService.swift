@@ -92,7 +92,7 @@ public final class NotificationService: ApplicationService {
     // MARK: Hooks
 
     /// Subscribes to the bus messages that notify.
-    public func application(_ application: Application, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    public func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         // Subscribe now so that nothing published between launch and `run` is missed.
         let bus = application.bus
         subscriptions.withLock { subscriptions in
@@ -106,12 +106,12 @@ public final class NotificationService: ApplicationService {
     }
 
     /// From now on, notifications are redacted.
-    public func applicationProtectedDataWillBecomeUnavailable(_ application: Application) async throws {
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws {
         lockView.withLock { $0 = true }
     }
 
     /// From now on, notifications show their content again.
-    public func applicationProtectedDataDidBecomeAvailable(_ application: Application) async throws {
+    public func applicationProtectedDataDidBecomeAvailable(_ application: HostedApplication) async throws {
         lockView.withLock { $0 = false }
     }
 
@@ -126,7 +126,7 @@ public final class NotificationService: ApplicationService {
     }
 
     /// Turns bus messages into notifications and delivers them, one at a time.
-    public func run(_ application: Application) async throws {
+    public func run(_ application: HostedApplication) async throws {
         let bus = application.bus
         let subscriptions = self.subscriptions.withLock { current in
             defer { current = nil }
@@ -173,11 +173,11 @@ public final class NotificationService: ApplicationService {
         }
     }
 
-    private func isLocked(_ application: Application) -> Bool {
+    private func isLocked(_ application: HostedApplication) -> Bool {
         lockView.withLock { $0 } ?? application.isSessionLocked
     }
 
-    private func makeSinks(_ application: Application) -> [any NotificationSink] {
+    private func makeSinks(_ application: HostedApplication) -> [any NotificationSink] {
         sinkNames.map { name -> any NotificationSink in
             switch name {
             case "desktop":

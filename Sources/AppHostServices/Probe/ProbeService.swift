@@ -128,47 +128,47 @@ public final class ProbeService: ApplicationService {
 
     // MARK: Hooks
 
-    public func application(_ application: Application, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    public func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         try await hook(.willFinishLaunching, application)
     }
 
-    public func application(_ application: Application, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    public func application(_ application: HostedApplication, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         try await hook(.didFinishLaunching, application)
     }
 
-    public func applicationDidBecomeActive(_ application: Application) async throws {
+    public func applicationDidBecomeActive(_ application: HostedApplication) async throws {
         _ = try await hook(.didBecomeActive, application)
     }
 
-    public func applicationWillResignActive(_ application: Application) async throws {
+    public func applicationWillResignActive(_ application: HostedApplication) async throws {
         _ = try await hook(.willResignActive, application)
     }
 
-    public func applicationDidEnterBackground(_ application: Application) async throws {
+    public func applicationDidEnterBackground(_ application: HostedApplication) async throws {
         _ = try await hook(.didEnterBackground, application)
     }
 
-    public func applicationWillEnterForeground(_ application: Application) async throws {
+    public func applicationWillEnterForeground(_ application: HostedApplication) async throws {
         _ = try await hook(.willEnterForeground, application)
     }
 
-    public func applicationDidReceiveMemoryWarning(_ application: Application, level: MemoryWarningLevel) async throws {
+    public func applicationDidReceiveMemoryWarning(_ application: HostedApplication, level: MemoryWarningLevel) async throws {
         _ = try await hook(.didReceiveMemoryWarning(level), application)
     }
 
-    public func applicationProtectedDataWillBecomeUnavailable(_ application: Application) async throws {
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws {
         _ = try await hook(.protectedDataWillBecomeUnavailable, application)
     }
 
-    public func applicationProtectedDataDidBecomeAvailable(_ application: Application) async throws {
+    public func applicationProtectedDataDidBecomeAvailable(_ application: HostedApplication) async throws {
         _ = try await hook(.protectedDataDidBecomeAvailable, application)
     }
 
-    public func applicationWillTerminate(_ application: Application) async throws {
+    public func applicationWillTerminate(_ application: HostedApplication) async throws {
         _ = try await hook(.willTerminate, application)
     }
 
-    public func application(_ application: Application, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+    public func application(_ application: HostedApplication, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
         // Record and misbehave by the settings in force when the reload arrived.
         let accepted = try await hook(.didUpdateConfiguration, application)
         guard accepted else { return .restartRequired }
@@ -178,7 +178,7 @@ public final class ProbeService: ApplicationService {
     }
 
     /// Records the event, then applies its faults; returns false when a fault refuses.
-    private func hook(_ event: LifecycleEvent, _ application: Application) async throws -> Bool {
+    private func hook(_ event: LifecycleEvent, _ application: HostedApplication) async throws -> Bool {
         let current = currentSettings
         if let path = current.recordTo {
             try Self.append("\(application.serviceName) \(event.name)\n", to: path)

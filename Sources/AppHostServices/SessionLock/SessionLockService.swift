@@ -91,7 +91,7 @@ public final class SessionLockService: ApplicationService {
     // MARK: Hooks
 
     /// Reads the secret; when it is unavailable the session starts locked (never a refusal).
-    public func application(_ application: Application, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    public func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         if application.isSessionLocked {
             // Launched into a locked session (a reload restarted this service while locked): the
             // secret is read when the session unlocks, by this service on the next foreground.
@@ -111,19 +111,29 @@ public final class SessionLockService: ApplicationService {
         return true
     }
 
-    /// Asks the run loop to lock, now or after the grace period.
-    public func applicationDidEnterBackground(_ application: Application) async throws {
-        requestSink.yield(.background)
+    /// Locks now, within the host's background request (one `STATUS=` for both), or asks the
+    /// run loop to lock after the grace period.
+    public func applicationDidEnterBackground(_ application: HostedApplication) async throws {
+        if gracePeriod <= .zero {
+            lock(application, reason: "entered background")
+        } else {
+            requestSink.yield(.background)
+        }
     }
 
-    /// Asks the run loop to cancel a pending lock and to unlock.
-    public func applicationWillEnterForeground(_ application: Application) async throws {
-        requestSink.yield(.foreground)
+    /// Unlocks now, within the host's foreground request, or asks the run loop to cancel a
+    /// pending lock and to unlock.
+    public func applicationWillEnterForeground(_ application: HostedApplication) async throws {
+        if gracePeriod <= .zero {
+            unlock(application)
+        } else {
+            requestSink.yield(.foreground)
+        }
     }
 
     /// The session locked, by this service or anyone else: the secret goes, and the next
     /// foreground re-reads it and unlocks.
-    public func applicationProtectedDataWillBecomeUnavailable(_ application: Application) async throws {
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws {
         let secret = state.withLock { state -> SessionSecret? in
             state.isLocked = true
             defer { state.secret = nil }
@@ -133,12 +143,12 @@ public final class SessionLockService: ApplicationService {
     }
 
     /// Someone else unlocked the session: read the secret again.
-    public func applicationProtectedDataDidBecomeAvailable(_ application: Application) async throws {
+    public func applicationProtectedDataDidBecomeAvailable(_ application: HostedApplication) async throws {
         requestSink.yield(.hostUnlocked)
     }
 
     /// Wipes the secret before the service goes.
-    public func applicationWillTerminate(_ application: Application) async throws {
+    public func applicationWillTerminate(_ application: HostedApplication) async throws {
         let secret = state.withLock { state -> SessionSecret? in
             defer { state.secret = nil }
             return state.secret
@@ -147,7 +157,7 @@ public final class SessionLockService: ApplicationService {
     }
 
     /// Applies lock requests in order and runs the grace timer.
-    public func run(_ application: Application) async throws {
+    public func run(_ application: HostedApplication) async throws {
         if let problem = state.withLock({ $0.isLocked ? $0.problem : nil }) {
             application.bus.publish(SessionLockDidChange(isLocked: true, reason: "secret unavailable: \(problem)"))
             publishStatus(application, pending: false)
@@ -198,7 +208,7 @@ public final class SessionLockService: ApplicationService {
 
     // MARK: Lock and unlock
 
-    private func lock(_ application: Application, reason: String) {
+    private func lock(_ application: HostedApplication, reason: String) {
         let outcome = state.withLock { state -> (changed: Bool, secret: SessionSecret?) in
             guard !state.isLocked else { return (false, nil) }
             state.isLocked = true
@@ -212,7 +222,7 @@ public final class SessionLockService: ApplicationService {
         publishStatus(application, pending: false)
     }
 
-    private func unlock(_ application: Application) {
+    private func unlock(_ application: HostedApplication) {
         guard isLocked else { return }
         if reloadSecret(application, failure: "session stays locked: the secret") {
             application.logger.info("session unlocked: entered foreground")
@@ -224,7 +234,7 @@ public final class SessionLockService: ApplicationService {
         publishStatus(application, pending: false)
     }
 
-    private func reloadAfterExternalUnlock(_ application: Application) {
+    private func reloadAfterExternalUnlock(_ application: HostedApplication) {
         guard isLocked else { return }
         _ = reloadSecret(application, failure: "the session was unlocked elsewhere, but the secret")
         publishStatus(application, pending: false)
@@ -232,7 +242,7 @@ public final class SessionLockService: ApplicationService {
 
     /// Reads the secret and marks the session unlocked; on failure keeps it locked, records the
     /// problem and logs `failure` followed by the reason. Returns whether it unlocked.
-    private func reloadSecret(_ application: Application, failure: String) -> Bool {
+    private func reloadSecret(_ application: HostedApplication, failure: String) -> Bool {
         do {
             let secret = try source.load(environment: lookUp)
             state.withLock { state in
@@ -248,7 +258,7 @@ public final class SessionLockService: ApplicationService {
         }
     }
 
-    private func publishStatus(_ application: Application, pending: Bool) {
+    private func publishStatus(_ application: HostedApplication, pending: Bool) {
         let snapshot = state.withLock { (isLocked: $0.isLocked, problem: $0.problem) }
         application.bus.publish(SessionLockStatus(isLocked: snapshot.isLocked, isLockPending: pending, problem: snapshot.problem))
     }

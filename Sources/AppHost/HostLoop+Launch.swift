@@ -1,0 +1,107 @@
+extension HostLoop {
+    /// Launches every service, one by one in registration order, then makes the host active.
+    ///
+    /// Each service gets `willFinishLaunching` and then `didFinishLaunching`, each under its
+    /// launch deadline, and its run loop starts. A required service that refuses, throws or
+    /// overruns stops the launch: the services launched before it get `applicationWillTerminate`
+    /// in reverse order and the failure names it. An optional one is disabled and the launch goes
+    /// on. A terminate stops waiting for the hook in progress and rolls back the same way. Then
+    /// `didBecomeActive` reaches every launched service.
+    mutating func launch(group: inout DiscardingTaskGroup) async -> Result<LaunchOptions, LaunchFailure> {
+        move(to: .launching)
+        let start = ContinuousClock.now
+        let options: LaunchOptions
+        do {
+            options = try configuration.stateDirectory.map { try LaunchStateStore(directory: $0).beginLaunch() }
+                ?? LaunchOptions(kind: .firstLaunch, launchCount: 1, installationID: .init(), previousExit: .none)
+        } catch {
+            move(to: .terminating)
+            move(to: .notRunning)
+            let failure = LaunchFailure(service: "", hook: "", reason: .stateDirectory("\(error)"))
+            host.report(.launchFailed(failure, status))
+            return .failure(failure)
+        }
+        launchOptions = options
+        var spawned: [ServiceWorker] = []
+        for descriptor in descriptors { spawned.append(spawnWorker(descriptor, group: &group)) }
+        setWorkers(spawned)
+        host.report(.status(status))
+
+        var launched: [Int] = []
+        var overruns: [Overrun] = []
+        var failures: [String: String] = [:]
+        func launchRecord() -> LifecycleEventRecord {
+            LifecycleEventRecord(
+                event: .didFinishLaunching, from: .notRunning, to: .launching, duration: ContinuousClock.now - start,
+                overruns: overruns, failures: failures, serviceCount: workers.count
+            )
+        }
+        for index in workers.indices {
+            if let failure = await launchOne(index, options: options, overruns: &overruns, failures: &failures) {
+                let name = workers[index].name
+                let isTerminated = failure.reason == .terminated
+                // A refusal or an overrun is a failure of the launch too, for its record.
+                if !isTerminated, failures[name] == nil { failures[name] = failure.description }
+                if workers[index].descriptor.isRequired || isTerminated {
+                    if isTerminated {
+                        logger.notice("terminate requested during launch: rolling back", metadata: ["service": "\(name)"])
+                    } else {
+                        logger.error("launch failed: \(failure)", metadata: ["service": "\(name)"])
+                        workers[index].disable(reason: failure.description)
+                        note = "launch failed: \(failure)"
+                    }
+                    // The launch record comes first even for a failed launch: services that
+                    // finished launching expect it (the logger's audit trail waits for it).
+                    bus.publish(launchRecord())
+                    await terminate(only: launched)
+                    if !isTerminated { host.report(.launchFailed(failure, status)) }
+                    return .failure(failure)
+                }
+                logger.warning("optional service disabled: \(failure)", metadata: ["service": "\(name)"])
+                workers[index].disable(reason: failure.description)
+            } else {
+                launched.append(index)
+            }
+            let next = index + 1 < workers.count
+                ? workers[index + 1].launchDeadline * 2
+                : configuration.hookDeadline * max(1, workers.count)
+            host.report(.progress(next: next))
+        }
+        bus.publish(launchRecord())
+        await perform(machine.launchCompletionActions)
+        return .success(options)
+    }
+
+    /// Both launch steps of one service, then the start of its run loop; nil when it launched.
+    mutating func launchOne(_ index: Int, options: LaunchOptions, overruns: inout [Overrun], failures: inout [String: String]) async -> LaunchFailure? {
+        let name = workers[index].name
+        if case .disabled(let reason) = workers[index].health.condition {
+            return LaunchFailure(service: name, hook: "init", reason: .invalidConfiguration(reason))
+        }
+        let steps: [(LifecycleEvent, HookCall)] = [
+            (.willFinishLaunching, .willFinishLaunching(options)),
+            (.didFinishLaunching, .didFinishLaunching(options)),
+        ]
+        for (event, step) in steps {
+            guard !isTerminateRequested, !isCancelled else {
+                return LaunchFailure(service: name, hook: event.hookName, reason: .terminated)
+            }
+            let result = await call(index, step, deadline: workers[index].launchDeadline, abandonOnTerminate: true)
+            record(result, of: event, at: index, overruns: &overruns, failures: &failures)
+            switch result {
+            case .returned(true): continue
+            case .returned(false): return LaunchFailure(service: name, hook: event.hookName, reason: .refused)
+            case .threw(let error): return LaunchFailure(service: name, hook: event.hookName, reason: .threw(error))
+            case .overran(let deadline): return LaunchFailure(service: name, hook: event.hookName, reason: .overran(deadline))
+            case .abandoned: return LaunchFailure(service: name, hook: event.hookName, reason: .terminated)
+            case .deferred, .skipped: return LaunchFailure(service: name, hook: event.hookName, reason: .threw("not callable"))
+            }
+        }
+        // The run loop starts before the service's first `didBecomeActive`, so a subscription it
+        // makes before it first suspends sees everything published from then on.
+        if case .overran = await call(index, .startRunLoop, deadline: workers[index].hookDeadline, abandonOnTerminate: true) {
+            logger.warning("\(name)'s run loop did not reach its first suspension within \(workers[index].hookDeadline.configText)", metadata: ["service": "\(name)"])
+        }
+        return nil
+    }
+}

@@ -1,0 +1,137 @@
+extension HostLoop {
+    /// A reload as one transaction (see `PluggableApplicationHost.reload(loading:)`): a failure
+    /// keeps the running services, shows in the status and is published on the bus.
+    mutating func reload(_ load: @Sendable () throws -> [ServiceDescriptor], group: inout DiscardingTaskGroup) async -> Result<ConfigurationDidReload, ConfigurationError> {
+        guard [.active, .background].contains(machine.state) else {
+            return .failure(ConfigurationError(keyPath: "", message: "cannot reload while \(machine.state)"))
+        }
+        host.report(.reloading(status))
+        let result = await applyReload(load, group: &group)
+        switch result {
+        case .success(let report):
+            note = nil
+            bus.publish(report)
+            logger.info("configuration reloaded", metadata: [
+                "added": "\(report.added)", "removed": "\(report.removed)",
+                "updated": "\(report.updated)", "restarted": "\(report.restarted)",
+            ])
+        case .failure(let error):
+            logger.error("reload refused, the running configuration stays: \(error)")
+            note = "reload failed: \(error)"
+            bus.publish(ConfigurationReloadDidFail(message: "\(error)"))
+        }
+        return result
+    }
+
+    private mutating func applyReload(_ load: @Sendable () throws -> [ServiceDescriptor], group: inout DiscardingTaskGroup) async -> Result<ConfigurationDidReload, ConfigurationError> {
+        // Everything that can fail without side effects first: the file, the names, every new
+        // or changed instance.
+        let newDescriptors: [ServiceDescriptor]
+        do {
+            newDescriptors = try load()
+            try PluggableApplicationHost.checkUniqueNames(newDescriptors)
+        } catch let error as ConfigurationError {
+            return .failure(error)
+        } catch {
+            return .failure(ConfigurationError(keyPath: "", message: "\(error)"))
+        }
+        let oldIndex = Dictionary(uniqueKeysWithValues: workers.indices.map { (workers[$0].name, $0) })
+        var fresh: [String: any ApplicationService] = [:]
+        for (position, descriptor) in newDescriptors.enumerated() {
+            if let index = oldIndex[descriptor.name], !workers[index].descriptor.differs(from: descriptor) { continue }
+            do {
+                fresh[descriptor.name] = try descriptor.makeService()
+            } catch let error as ConfigurationError {
+                return .failure(error)
+            } catch {
+                return .failure(ConfigurationError(file: descriptor.configuration.file, keyPath: "services[\(position)]", message: "\(descriptor.name): \(error)"))
+            }
+        }
+
+        let newNames = Set(newDescriptors.map(\.name))
+        var removed: [String] = []
+        var updated: [String] = []
+        var restarted: [String] = []
+        var added: [String] = []
+        for index in workers.indices.reversed() where !newNames.contains(workers[index].name) {
+            await terminateOne(index)
+            removed.append(workers[index].name)
+        }
+        var order: [Int] = []
+        for descriptor in newDescriptors {
+            guard let index = oldIndex[descriptor.name] else {
+                order.append(await launchIntoCurrentState(descriptor, service: fresh[descriptor.name]!, group: &group))
+                added.append(descriptor.name)
+                continue
+            }
+            guard workers[index].descriptor.differs(from: descriptor) else {
+                order.append(workers[index].id)
+                continue
+            }
+            if workers[index].health.isEnabled, workers[index].descriptor.type == descriptor.type, await updateLive(index, to: descriptor) {
+                order.append(workers[index].id)
+                updated.append(descriptor.name)
+            } else {
+                await terminateOne(index)
+                order.append(await launchIntoCurrentState(descriptor, service: fresh[descriptor.name]!, group: &group))
+                restarted.append(descriptor.name)
+            }
+        }
+        let byID = Dictionary(uniqueKeysWithValues: workers.map { ($0.id, $0) })
+        setWorkers(order.compactMap { byID[$0] })
+        descriptors = newDescriptors
+        return .success(ConfigurationDidReload(added: added, removed: removed, updated: updated, restarted: restarted))
+    }
+
+    /// `willTerminate` to one service, then its worker ends.
+    private mutating func terminateOne(_ index: Int) async {
+        if workers[index].health.isEnabled {
+            var overruns: [Overrun] = []
+            var failures: [String: String] = [:]
+            let result = await call(index, .event(.willTerminate), deadline: configuration.terminateDeadline, waitIfBusy: true)
+            record(result, of: .willTerminate, at: index, overruns: &overruns, failures: &failures)
+        }
+        workers[index].jobs.finish()
+    }
+
+    /// Offers the new settings to the running instance; true when it applied them.
+    private mutating func updateLive(_ index: Int, to descriptor: ServiceDescriptor) async -> Bool {
+        let result = await call(index, .didUpdateConfiguration(descriptor.configuration), deadline: workers[index].hookDeadline, configuration: descriptor.configuration)
+        var overruns: [Overrun] = []
+        var failures: [String: String] = [:]
+        record(result, of: .didUpdateConfiguration, at: index, overruns: &overruns, failures: &failures)
+        guard result == .returned(true) else { return false }
+        workers[index].descriptor = descriptor
+        workers[index].hookDeadline = descriptor.deadline ?? configuration.hookDeadline
+        workers[index].launchDeadline = descriptor.launchDeadline ?? configuration.launchDeadline
+        return true
+    }
+
+    /// Launches a service added (or restarted) by a reload and delivers what it missed to reach
+    /// the host's state. A failure disables it; the running host is not torn down. Returns its
+    /// worker's id.
+    private mutating func launchIntoCurrentState(_ descriptor: ServiceDescriptor, service: any ApplicationService, group: inout DiscardingTaskGroup) async -> Int {
+        let worker = spawnWorker(descriptor, service: service, group: &group)
+        setWorkers(workers + [worker])
+        let index = workers.count - 1
+        guard let options = launchOptions else { return worker.id }
+        var overruns: [Overrun] = []
+        var failures: [String: String] = [:]
+        if let failure = await launchOne(index, options: options, overruns: &overruns, failures: &failures) {
+            logger.error("service added on reload failed to launch: \(failure)", metadata: ["service": "\(descriptor.name)"])
+            workers[index].disable(reason: failure.description)
+            return worker.id
+        }
+        var catchUp: [LifecycleEvent] = []
+        switch machine.state {
+        case .active: catchUp = [.didBecomeActive]
+        case .background: catchUp = [.didEnterBackground]
+        default: break
+        }
+        if !isProtectedDataAvailable { catchUp.append(.protectedDataWillBecomeUnavailable) }
+        for event in catchUp {
+            await fanOut(event, from: machine.state, to: machine.state, only: [index])
+        }
+        return worker.id
+    }
+}

@@ -1,0 +1,39 @@
+extension HostLoop {
+    /// Terminates: `willTerminate` to every enabled service in reverse registration order, each
+    /// under the terminate deadline, then `notRunning`. A service still inside an earlier hook
+    /// gets its `willTerminate` queued behind it and is waited for within the same deadline, so
+    /// nobody's last call comes out of reverse order.
+    mutating func terminate(only indices: [Int]? = nil) async {
+        guard machine.state.isRunning else { return }
+        isTerminateRequested = true
+        move(to: .terminating)
+        let start = ContinuousClock.now
+        var overruns: [Overrun] = []
+        var failures: [String: String] = [:]
+        let targets = (indices ?? Array(workers.indices)).reversed()
+        if isCancelled {
+            logger.warning("cancelled: the services get no applicationWillTerminate")
+        }
+        for index in targets {
+            if workers[index].health.isEnabled, !isCancelled {
+                let result = await call(index, .event(.willTerminate), deadline: configuration.terminateDeadline, waitIfBusy: true)
+                record(result, of: .willTerminate, at: index, overruns: &overruns, failures: &failures)
+            }
+            workers[index].jobs.finish()
+            host.report(.progress(next: configuration.terminateDeadline))
+        }
+        bus.publish(LifecycleEventRecord(
+            event: .willTerminate, from: .terminating, to: .notRunning, duration: ContinuousClock.now - start,
+            overruns: overruns, failures: failures, serviceCount: targets.count
+        ))
+        if let directory = configuration.stateDirectory, !isCancelled {
+            do {
+                try LaunchStateStore(directory: directory).markCleanExit()
+            } catch {
+                logger.error("could not record the clean exit", metadata: ["error": "\(error)"])
+            }
+        }
+        move(to: .notRunning)
+        host.report(.stopped(status))
+    }
+}

@@ -1,0 +1,59 @@
+/// Where a request's answer goes.
+typealias Reply<Success: Sendable, Failure: Error> = CheckedContinuation<Result<Success, Failure>, Never>
+
+/// One request to the host, with where its answer goes. Requests are handled one at a time, in
+/// arrival order, except `terminate`, which never waits behind queued requests.
+enum HostRequest: Sendable {
+    case lifecycle(LifecycleRequest, reply: Reply<ApplicationState?, IllegalTransition>)
+    case memoryWarning(MemoryWarningLevel, reply: Reply<Void, IllegalTransition>)
+    case sessionLock(locked: Bool, reason: String?, reply: Reply<Bool, IllegalTransition>)
+    case reload(load: @Sendable () throws -> [ServiceDescriptor], reply: Reply<ConfigurationDidReload, ConfigurationError>)
+    case note(String?, reply: Reply<Void, Never>)
+    case barrier(@Sendable () -> Void, reply: Reply<Void, Never>)
+    case launched(reply: Reply<LaunchOptions, LaunchFailure>)
+    case terminate(reason: String, reply: Reply<Void, Never>?)
+
+    var name: String {
+        switch self {
+        case .lifecycle(let request, _): "\(request)"
+        case .memoryWarning(let level, _): "memory warning (\(level))"
+        case .sessionLock(let locked, _, _): locked ? "session lock" : "session unlock"
+        case .reload: "reload"
+        case .note: "status note"
+        case .barrier: "barrier"
+        case .launched: "wait for launch"
+        case .terminate: "terminate"
+        }
+    }
+
+    /// Answers a request the host will not carry out: it arrived after the host stopped, or
+    /// terminate dropped it from the queue. `launch` is how the launch ended, if it did.
+    func refuse(state: ApplicationState, launch: Result<LaunchOptions, LaunchFailure>?) {
+        let notRunning = IllegalTransition(from: state, to: state)
+        switch self {
+        case .lifecycle(_, let reply): reply.resume(returning: .failure(notRunning))
+        case .memoryWarning(_, let reply): reply.resume(returning: .failure(notRunning))
+        case .sessionLock(_, _, let reply): reply.resume(returning: .failure(notRunning))
+        case .reload(_, let reply):
+            reply.resume(returning: .failure(ConfigurationError(keyPath: "", message: "cannot reload while \(state)")))
+        case .note(_, let reply): reply.resume(returning: .success(()))
+        case .barrier(_, let reply): reply.resume(returning: .success(()))
+        case .launched(let reply):
+            reply.resume(returning: launch ?? .failure(LaunchFailure(service: "", hook: "", reason: .notLaunchable(state))))
+        case .terminate(_, let reply): reply?.resume(returning: .success(()))
+        }
+    }
+}
+
+/// Everything the host's loop waits for arrives on one stream, as one of these.
+enum HostInput: Sendable {
+    /// A request from the API (signals, the embedding program, tests).
+    case request(HostRequest)
+    /// A service's worker finished a job.
+    case jobFinished(worker: Int, job: Int, HookResult)
+    /// A service published a session lock change on the bus (synchronously, from its hook or
+    /// run loop): handled within the request in progress, or as a request of its own.
+    case sessionLockChanged(SessionLockDidChange)
+    /// A deadline timer armed for this instant fired.
+    case deadline(ContinuousClock.Instant)
+}

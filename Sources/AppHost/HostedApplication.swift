@@ -1,0 +1,46 @@
+import Logging
+
+/// What a service's hook is handed: the service's own name, settings and logger, the bus, and
+/// the host's state when the call was made — nothing that would let it reach another service.
+///
+/// It plays the part of `UIApplication` in a `UIApplicationDelegate` hook. Each hook gets a fresh
+/// value; the one `run(_:)` gets describes the host when the run loop started.
+public struct HostedApplication: Sendable {
+    /// This service's instance name from the config (`logger`, `analytics`, `nightly-backup`).
+    public let serviceName: String
+    /// A logger labelled with the service's name.
+    public let logger: Logger
+    /// This service's own settings section.
+    public let configuration: ServiceConfiguration
+    /// The bus that services talk through.
+    public let bus: MessageBus
+    /// The host's lifecycle state when this call was made.
+    public let state: ApplicationState
+    /// How this run was launched; `nil` before the launch began.
+    public let launchOptions: LaunchOptions?
+    /// True while the session is locked (protected data unavailable).
+    public let isSessionLocked: Bool
+    /// The state directory the host keeps its files in, if it has one.
+    public let stateDirectory: String?
+
+    /// A handle with the given values; the host builds one for every hook call.
+    package init(
+        serviceName: String,
+        logger: Logger,
+        configuration: ServiceConfiguration,
+        bus: MessageBus,
+        state: ApplicationState,
+        launchOptions: LaunchOptions?,
+        isSessionLocked: Bool,
+        stateDirectory: String?
+    ) {
+        self.serviceName = serviceName
+        self.logger = logger
+        self.configuration = configuration
+        self.bus = bus
+        self.state = state
+        self.launchOptions = launchOptions
+        self.isSessionLocked = isSessionLocked
+        self.stateDirectory = stateDirectory
+    }
+}
