@@ -347,7 +347,7 @@ final class NotifyRecorder: Sendable {
     func memory(_ field: String = "VmRSS") throws -> Int {
         let text = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
-            if let kib = Int(line.dropFirst(field.count + 1).split(separator: " ").first ?? "") { return kib }
+            if let kib = Int(line.dropFirst(field.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "") { return kib }
         }
         throw HarnessError("no \(field) in /proc/\(pid)/status")
     }
