@@ -3,6 +3,7 @@
 
 Usage: bash Benchmarks/process/run.sh [--quick]        (builds a release apphostd first)
        python3 Benchmarks/process/process_bench.py --binary PATH [--quick] [--json FILE]
+       bash Benchmarks/process/run.sh --soak [--soak-steps N] [--soak-every K]
 
 Listens on its own NOTIFY_SOCKET (an AF_UNIX datagram socket, as systemd does), starts the
 programs under test with it, and prints a Markdown table of medians and ratios:
@@ -18,6 +19,15 @@ programs under test with it, and prints a Markdown table of medians and ratios:
                   the services' last hook agrees, SIGTERM afterwards exits 0.
   memory warning  one write into the MEMORY_PRESSURE_WATCH FIFO -> the last service's
                   applicationDidReceiveMemoryWarning starts (4/100/1000 services).
+
+--soak runs only this (it is not part of the default run), on the shipped config:
+
+  soak            resident set (VmRSS, VmHWM) every K steps (default 10,000) over N steps
+                  (default 100,000), in a fresh daemon each: N reloads (SIGHUP with the analytics
+                  flush-interval alternating 60s / 30s, a live settings update; each waits for
+                  its READY=1), then N transitions (SIGRTMIN+1 / SIGRTMIN+2 alternating, each
+                  waiting for its STATUS=). Memory that keeps growing with the steps is a leak;
+                  flat, or growth that levels off, is not.
 """
 import argparse, json, os, platform, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
@@ -304,6 +314,106 @@ def memory_warning(binary, notify, directory, services, rounds):
     return latencies
 
 
+def memory_kib(pid):
+    """VmRSS and VmHWM of a process, in KiB."""
+    with open(f"/proc/{pid}/status") as f:
+        fields = dict(line.split(":", 1) for line in f if ":" in line)
+    return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+
+
+def shipped_config(state, flush_interval):
+    """config/apphostd.yaml with its own state directory, quieter logging and the analytics
+    flush-interval set to `flush_interval`."""
+    with open(os.path.join(ROOT, "config", "apphostd.yaml")) as f:
+        text = f.read()
+    for old, new in (("\nhost:\n", f"\nhost:\n  state-directory: {state}\n"),
+                     ("\n  log-level: info\n", "\n  log-level: warning\n"),
+                     ("flush-interval: 60s", f"flush-interval: {flush_interval}")):
+        if old not in text:
+            sys.exit(f"soak: config/apphostd.yaml no longer contains {old.strip()!r}; adjust shipped_config()")
+        text = text.replace(old, new, 1)
+    return text
+
+
+def write_atomically(path, text):
+    temporary = path + ".new"
+    with open(temporary, "w") as f:
+        f.write(text)
+    os.replace(temporary, path)
+
+
+def soak(binary, notify, directory, env, kind, steps, every):
+    """`steps` reloads or transitions in one fresh daemon; memory every `every` steps.
+    Returns rows of (step, VmRSS KiB, VmHWM KiB, seconds since the first step)."""
+    state = tempfile.mkdtemp(dir=directory)
+    config = os.path.join(directory, f"soak-{kind}.yaml")
+    texts = [shipped_config(state, "60s"), shipped_config(state, "30s")]
+    write_atomically(config, texts[0])
+    notify.drain()
+    _, process = start([binary, "run", "--config", config], notify, env)
+    notify.wait_for(lambda f: f.get("READY") == "1", timeout=60)
+    if kind == "transitions":
+        # Each waits for its own STATUS=, so the two never queue against each other (the kernel
+        # hands pending real-time signals over lowest number first).
+        requests = [(SIGRTMIN + 1, "background"), (SIGRTMIN + 2, "active")]
+    began = time.monotonic()
+    rows = [(0, *memory_kib(process.pid), 0.0)]
+    try:
+        for step in range(1, steps + 1):
+            if kind == "reloads":
+                write_atomically(config, texts[step % 2])
+                os.kill(process.pid, signal.SIGHUP)
+                notify.wait_for(lambda f: f.get("READY") == "1", timeout=30)
+            else:
+                number, word = requests[(step - 1) % 2]
+                os.kill(process.pid, number)
+                notify.wait_for(lambda f, w=word: f.get("STATUS", "").startswith(w), timeout=30)
+            if step % every == 0:
+                rows.append((step, *memory_kib(process.pid), time.monotonic() - began))
+                print(f"  soak {kind}: {step} steps, VmRSS {rows[-1][1]} KiB, {rows[-1][3]:.0f} s", file=sys.stderr, flush=True)
+    finally:
+        code = stop(process)
+    return {"rows": rows, "exit_code": code}
+
+
+def soak_table(kind, result):
+    rows = result["rows"]
+    lines = [f"{kind}: VmRSS and VmHWM every {rows[1][0] - rows[0][0] if len(rows) > 1 else 0} steps (exit {result['exit_code']})", "",
+             "| step | VmRSS KiB | Δ since previous | Δ since step 0 | VmHWM KiB | elapsed s |",
+             "| ---: | ---: | ---: | ---: | ---: | ---: |"]
+    previous = rows[0][1]
+    for step, rss, hwm, elapsed in rows:
+        lines.append(f"| {step} | {rss} | {rss - previous:+d} | {rss - rows[0][1]:+d} | {hwm} | {elapsed:.1f} |")
+        previous = rss
+    if len(rows) > 2:
+        # The second half's growth per step: a leak keeps it steady, a warm-up lets it go to ~0.
+        middle = rows[len(rows) // 2]
+        last = rows[-1]
+        per_step = (last[1] - middle[1]) * 1024 / max(1, last[0] - middle[0])
+        first_half = (middle[1] - rows[0][1]) * 1024 / max(1, middle[0])
+        lines.append("")
+        lines.append(f"growth per step: first half {first_half:.1f} B, second half {per_step:.1f} B "
+                     f"({'levels off' if per_step < max(16.0, first_half / 4) else 'keeps growing'})")
+    return "\n".join(lines)
+
+
+def run_soak(args, directory, notify):
+    credentials = tempfile.mkdtemp(dir=directory)
+    with open(os.path.join(credentials, "session-secret"), "w") as f:
+        f.write("bench-secret\n")
+    os.chmod(os.path.join(credentials, "session-secret"), 0o600)
+    env = {"CREDENTIALS_DIRECTORY": credentials, "MEMORY_PRESSURE_WATCH": "/dev/null"}
+    results = {"machine": machine(), "load_average_at_start": os.getloadavg()[0], "steps": args.soak_steps}
+    for kind in ("reloads", "transitions"):
+        results[kind] = soak(args.binary, notify, directory, env, kind, args.soak_steps, args.soak_every)
+    print(f"Machine: {results['machine']}; load average at start {results['load_average_at_start']:.2f}")
+    for kind, title in (("reloads", f"{args.soak_steps} reloads (analytics flush-interval 60s / 30s, each waits for READY=1)"),
+                        ("transitions", f"{args.soak_steps} transitions (SIGRTMIN+1 / SIGRTMIN+2, each waits for its STATUS=)")):
+        print()
+        print(soak_table(title, results[kind]))
+    return results
+
+
 def machine():
     cores = os.cpu_count()
     with open("/proc/meminfo") as f:
@@ -353,9 +463,23 @@ def main():
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build", "release", "apphostd"))
     parser.add_argument("--quick", action="store_true", help="fewer rounds, 5 s idle windows")
     parser.add_argument("--json", help="also write the raw figures to this file")
+    parser.add_argument("--soak", action="store_true", help="only the soak: memory over many reloads and transitions")
+    parser.add_argument("--soak-steps", type=int, default=100_000, help="reloads, and transitions, per soak (default 100000)")
+    parser.add_argument("--soak-every", type=int, help="sample memory every this many steps (default a tenth of --soak-steps)")
     args = parser.parse_args()
     if not os.path.exists(args.binary):
         sys.exit(f"{args.binary} is missing: build it with `swift build -c release --product apphostd`")
+    if args.soak:
+        args.soak_every = args.soak_every or max(1, args.soak_steps // 10)
+        directory = tempfile.mkdtemp(prefix="apphostd-soak-")
+        try:
+            results = run_soak(args, directory, Notify(directory))
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=2)
+        return
     runs = 10 if args.quick else 30
     rounds = 20 if args.quick else 100
     idle_seconds = 5 if args.quick else 30
