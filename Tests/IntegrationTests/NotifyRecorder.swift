@@ -131,8 +131,8 @@ final class NotifyRecorder: Sendable {
 
     // MARK: Lifetime
 
-    /// Writes `config`, starts the daemon on it with its own notify socket, runs `body`, then kills the daemon if it still runs
-    /// and removes the work directory.
+    /// Writes `config`, starts the daemon on it with its own notify socket, runs `body`, then
+    /// kills the daemon if it still runs and removes the work directory.
     /// - Parameters:
     ///   - config: the YAML text; `NotifyRecorder.stateToken` is replaced by the state directory
     ///     and `NotifyRecorder.directoryToken` by the work directory.
@@ -237,6 +237,8 @@ final class NotifyRecorder: Sendable {
         do {
             try process.run()
         } catch {
+            // The reader ends within its poll interval; the socket stays open until then (leaked,
+            // on this failure path only).
             stopReading.set()
             throw HarnessError("cannot run \(binary): \(error)")
         }
