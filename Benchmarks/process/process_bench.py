@@ -376,9 +376,20 @@ def soak(binary, notify, directory, env, kind, steps, every):
     return {"rows": rows, "exit_code": code}
 
 
+def exit_text(code):
+    """`exit 0`, or `killed by SIGSEGV` for a negative Popen return code."""
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit {code}"
+
+
 def soak_table(kind, result):
     rows = result["rows"]
-    lines = [f"{kind}: VmRSS and VmHWM every {rows[1][0] - rows[0][0] if len(rows) > 1 else 0} steps (exit {result['exit_code']})", "",
+    lines = [f"{kind}: VmRSS and VmHWM every {rows[1][0] - rows[0][0] if len(rows) > 1 else 0} steps; "
+             f"SIGTERM afterwards: {exit_text(result['exit_code'])}", "",
              "| step | VmRSS KiB | Δ since previous | Δ since step 0 | VmHWM KiB | elapsed s |",
              "| ---: | ---: | ---: | ---: | ---: | ---: |"]
     previous = rows[0][1]
