@@ -16,7 +16,7 @@ struct Reloader: Sendable {
         do {
             try await host.reload {
                 let configuration = try loader.load(path: configPath)
-                let descriptors = try configuration.serviceDescriptors(registry: registry)
+                let descriptors = configuration.serviceDescriptors(registry: registry)
                 LogLevelControl.shared.level = configuration.logLevel
                 return descriptors
             }

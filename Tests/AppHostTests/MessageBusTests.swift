@@ -104,3 +104,38 @@ import Testing
         ])
     }
 }
+
+/// A service that subscribes in `run(_:)` hears what another service publishes during the first
+/// `didBecomeActive`: run loops start before it.
+@Suite struct RunLoopSubscriptionTests {
+    struct Hello: Sendable, Equatable { let from: String }
+
+    /// Says hello on the bus when it becomes active.
+    struct Greeter: ApplicationService {
+        func applicationDidBecomeActive(_ application: HostedApplication) async throws {
+            application.bus.publish(Hello(from: application.serviceName))
+        }
+    }
+
+    /// Subscribes in its run loop and passes on the first hello it hears.
+    struct Listener: ApplicationService {
+        let heard: AsyncStream<Hello>.Continuation
+        func run(_ application: HostedApplication) async throws {
+            for await hello in application.bus.subscribe(to: Hello.self) {
+                heard.yield(hello)
+            }
+        }
+    }
+
+    @Test("a service subscribing in run(_:) hears what another service publishes in the first didBecomeActive", arguments: [true, false])
+    func runLoopHearsTheFirstDidBecomeActive(listenerFirst: Bool) async throws {
+        let (heard, continuation) = AsyncStream<Hello>.makeStream()
+        let listener = ServiceDescriptor(name: "listener", service: Listener(heard: continuation))
+        let greeter = ServiceDescriptor(name: "greeter", service: Greeter())
+        let host = try PluggableApplicationHost(services: listenerFirst ? [listener, greeter] : [greeter, listener])
+        try await host.launch()
+        var iterator = heard.makeAsyncIterator()
+        #expect(await iterator.next() == Hello(from: "greeter"))
+        await host.terminate()
+    }
+}

@@ -140,6 +140,7 @@ final class NotifyRecorder: Sendable {
     ///   - prepare: runs with the work directory before the daemon starts (secrets, record files).
     static func with<R: Sendable>(
         config: String,
+        program: (path: String, arguments: [String])? = nil,
         environment: [String: String] = [:],
         prepare: (_ directory: String) throws -> Void = { _ in },
         _ body: (NotifyRecorder) async throws -> R
@@ -152,7 +153,7 @@ final class NotifyRecorder: Sendable {
         try FileManager.default.createDirectory(atPath: directory + "/state", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try prepare(directory)
-        let recorder = try NotifyRecorder(binary: binary, directory: directory, config: config, environment: environment)
+        let recorder = try NotifyRecorder(binary: program?.path ?? binary, arguments: program?.arguments, directory: directory, config: config, environment: environment)
         do {
             let result = try await body(recorder)
             await recorder.shutDown()
@@ -168,7 +169,7 @@ final class NotifyRecorder: Sendable {
     /// Replaced by the work directory in the config text.
     static let directoryToken = "@DIR@"
 
-    private init(binary: String, directory: String, config: String, environment extra: [String: String]) throws {
+    private init(binary: String, arguments: [String]?, directory: String, config: String, environment extra: [String: String]) throws {
         self.directory = directory
         let recording = Recording()
         self.recording = recording
@@ -208,7 +209,7 @@ final class NotifyRecorder: Sendable {
         let stderrHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/stderr"))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["run", "--config", directory + "/apphostd.yaml"]
+        process.arguments = arguments ?? ["run", "--config", directory + "/apphostd.yaml"]
         var environment = ProcessRunner.environment([
             "NOTIFY_SOCKET": path,
             // Real PSI could fire at random on a busy machine.

@@ -1,0 +1,33 @@
+import AppHost
+import Logging
+import ServiceLifecycle
+
+/// Memory pressure as memory warnings to the host, as a `Service`: systemd's protocol
+/// (`$MEMORY_PRESSURE_WATCH`) or PSI, without a timer (see `MemoryPressureSource`).
+public struct MemoryPressureService: Service {
+    let host: PluggableApplicationHost
+    /// The watched source.
+    public let source: MemoryPressureSource
+    let logger: Logger
+
+    /// Watches what `environment` and `thresholds` choose.
+    public init(
+        host: PluggableApplicationHost,
+        environment: [String: String],
+        thresholds: MemoryPressureSource.Thresholds = .default,
+        logger: Logger = Logger(label: "apphost.memory-pressure")
+    ) {
+        self.host = host
+        self.source = MemoryPressureSource(environment: environment, thresholds: thresholds, logger: logger)
+        self.logger = logger
+    }
+
+    /// Delivers each pressure event as a memory warning until the group shuts down.
+    public func run() async {
+        defer { source.close() }
+        for await level in source.events.cancelOnGracefulShutdown() {
+            logger.notice("memory pressure", metadata: ["level": "\(level.rawValue)", "source": "\(source.sourceDescription)"])
+            try? await host.receiveMemoryWarning(level: level)
+        }
+    }
+}

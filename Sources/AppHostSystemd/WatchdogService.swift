@@ -1,0 +1,33 @@
+import AppHost
+import ServiceLifecycle
+
+/// The systemd watchdog as a `Service`: `WATCHDOG=1` at half the interval, sent from the host's
+/// loop, so a host whose loop is stuck stops pinging and systemd restarts it. Without a
+/// watchdog it only waits for the group to shut down: an idle daemon has no timer of its own.
+public struct WatchdogService: Service {
+    let host: PluggableApplicationHost
+    let settings: WatchdogSettings?
+    let notifier: SystemdNotifier
+
+    /// Pings as `settings` say (nil: no watchdog), through `notifier`.
+    public init(host: PluggableApplicationHost, settings: WatchdogSettings?, notifier: SystemdNotifier) {
+        self.host = host
+        self.settings = settings
+        self.notifier = notifier
+    }
+
+    /// Pings until the group shuts down.
+    public func run() async {
+        guard let settings else {
+            try? await gracefulShutdown()
+            return
+        }
+        let notifier = self.notifier
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: settings.pingInterval) } catch { return }
+                await host.onLoop { notifier.watchdogPing() }
+            }
+        }
+    }
+}
