@@ -96,7 +96,7 @@ let package = Package(
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]
         ),
-        .testTarget(name: "AppHostSystemdTests", dependencies: ["AppHostSystemd", "CAppHostShims"]),
+        .testTarget(name: "AppHostSystemdTests", dependencies: ["AppHostSystemd", "AppHostTestSupport", "CAppHostShims"]),
         .testTarget(
             name: "AppHostServicesTests",
             dependencies: ["AppHostServices", "AppHostTestSupport", .product(name: "Logging", package: "swift-log")]

@@ -12,7 +12,7 @@ extension HostLoop {
         let start = ContinuousClock.now
         let options: LaunchOptions
         do {
-            options = try configuration.stateDirectory.map { try LaunchStateStore(directory: $0).beginLaunch() }
+            options = try configuration.launchState?.beginLaunch()
                 ?? LaunchOptions(kind: .firstLaunch, launchCount: 1, installationID: .init(), previousExit: .none)
         } catch {
             move(to: .terminating)

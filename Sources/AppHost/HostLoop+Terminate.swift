@@ -26,9 +26,9 @@ extension HostLoop {
             event: .willTerminate, from: .terminating, to: .notRunning, duration: ContinuousClock.now - start,
             overruns: overruns, failures: failures, serviceCount: targets.count
         ))
-        if let directory = configuration.stateDirectory, !isCancelled {
+        if let launchState = configuration.launchState, !isCancelled {
             do {
-                try LaunchStateStore(directory: directory).markCleanExit()
+                try launchState.markCleanExit()
             } catch {
                 logger.error("could not record the clean exit", metadata: ["error": "\(error)"])
             }

@@ -100,6 +100,8 @@ struct HostLoop {
             queue = []
         case .launched(let reply):
             if let launchOutcome { reply.resume(returning: launchOutcome) } else { launchWaiters.append(reply) }
+        case .terminated(let reply):
+            terminateReplies.append(reply)
         default:
             if isTerminateRequested {
                 logger.notice("\(request.name) dropped: terminate comes first")
@@ -150,7 +152,7 @@ struct HostLoop {
         case .barrier(let body, let reply):
             body()
             reply.resume(returning: .success(()))
-        case .launched, .terminate:
+        case .launched, .terminated, .terminate:
             accept(request)
         }
     }
@@ -174,7 +176,12 @@ struct HostLoop {
 
     /// Stops every worker and answers what is left: the run is over.
     mutating func close() async {
-        for worker in workers { worker.jobs.finish() }
+        for worker in workers {
+            worker.jobs.finish()
+            if worker.unfinishedJobs > 0 {
+                logger.warning("\(worker.name) is still inside a hook; the host's run ends when it returns", metadata: ["service": "\(worker.name)"])
+            }
+        }
         for request in queue { request.refuse(state: machine.state, launch: launchOutcome) }
         queue = []
         host.input.finish()

@@ -11,6 +11,7 @@ enum HostRequest: Sendable {
     case note(String?, reply: Reply<Void, Never>)
     case barrier(@Sendable () -> Void, reply: Reply<Void, Never>)
     case launched(reply: Reply<LaunchOptions, LaunchFailure>)
+    case terminated(reply: Reply<Void, Never>)
     case terminate(reason: String, reply: Reply<Void, Never>?)
 
     var name: String {
@@ -22,6 +23,7 @@ enum HostRequest: Sendable {
         case .note: "status note"
         case .barrier: "barrier"
         case .launched: "wait for launch"
+        case .terminated: "wait for terminate"
         case .terminate: "terminate"
         }
     }
@@ -40,6 +42,7 @@ enum HostRequest: Sendable {
         case .barrier(_, let reply): reply.resume(returning: .success(()))
         case .launched(let reply):
             reply.resume(returning: launch ?? .failure(LaunchFailure(service: "", hook: "", reason: .notLaunchable(state))))
+        case .terminated(let reply): reply.resume(returning: .success(()))
         case .terminate(_, let reply): reply?.resume(returning: .success(()))
         }
     }

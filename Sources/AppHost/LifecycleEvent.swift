@@ -81,7 +81,7 @@ public enum LifecycleEvent: Sendable, Hashable, CustomStringConvertible {
     public var description: String { name }
 
     /// Every event once, with both memory-warning levels; for config validation and docs.
-    public static let allNames: [String] = [
+    package static let allNames: [String] = [
         LifecycleEvent.willFinishLaunching, .didFinishLaunching, .didBecomeActive, .willResignActive,
         .didEnterBackground, .willEnterForeground, .didReceiveMemoryWarning(.warning),
         .didReceiveMemoryWarning(.critical), .protectedDataWillBecomeUnavailable,

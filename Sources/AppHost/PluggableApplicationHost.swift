@@ -17,7 +17,9 @@ public final class PluggableApplicationHost: Sendable {
         public var launchDeadline: Duration
         /// Deadline of `applicationWillTerminate`.
         public var terminateDeadline: Duration
-        /// Where launch state lives; nil keeps it in memory (every launch is a first launch).
+        /// Where launch state is kept; nil makes every launch a first launch.
+        public var launchState: (any LaunchStateStorage)?
+        /// The directory services keep their files in (`HostedApplication.stateDirectory`).
         public var stateDirectory: String?
         /// Called after a memory warning reached every service; the daemon passes `malloc_trim`.
         public var trimHeap: (@Sendable (MemoryWarningLevel) -> Void)?
@@ -27,12 +29,14 @@ public final class PluggableApplicationHost: Sendable {
             hookDeadline: Duration = .seconds(5),
             launchDeadline: Duration = .seconds(30),
             terminateDeadline: Duration = .seconds(10),
+            launchState: (any LaunchStateStorage)? = nil,
             stateDirectory: String? = nil,
             trimHeap: (@Sendable (MemoryWarningLevel) -> Void)? = nil
         ) {
             self.hookDeadline = hookDeadline
             self.launchDeadline = launchDeadline
             self.terminateDeadline = terminateDeadline
+            self.launchState = launchState
             self.stateDirectory = stateDirectory
             self.trimHeap = trimHeap
         }
@@ -178,6 +182,12 @@ public final class PluggableApplicationHost: Sendable {
     @discardableResult
     public func launched() async throws(LaunchFailure) -> LaunchOptions {
         try await send { .launched(reply: $0) }.get()
+    }
+
+    /// Returns once the host terminated: every service got its last call (or its deadline
+    /// passed). `run()` returns later only if a hook still runs then, when it returns.
+    public func terminated() async {
+        _ = await send { .terminated(reply: $0) }
     }
 
     /// Terminates: `willTerminate` to every service in reverse order, then `notRunning`; `run()`

@@ -170,7 +170,7 @@ extension Duration {
     static let largestConfigSeconds: Double = 3_200_000_000
 
     /// Parses `250ms`, `5s`, `1.5s`, `2m`, `1h` or a bare number of seconds.
-    public init?(configText text: String) {
+    package init?(configText text: String) {
         let trimmed = text.trimmingSpaces
         let units: [(String, Double)] = [("ms", 0.001), ("us", 0.000_001), ("s", 1), ("m", 60), ("h", 3600)]
         var number = Substring(trimmed)
@@ -187,7 +187,7 @@ extension Duration {
     }
 
     /// The duration as a config file writes it: `250ms`, `5s`, `1.5s`.
-    public var configText: String {
+    package var configText: String {
         let (seconds, attoseconds) = components
         let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
         if milliseconds % 1000 == 0 { return "\(milliseconds / 1000)s" }
@@ -196,7 +196,7 @@ extension Duration {
     }
 
     /// Whole microseconds, as systemd's `*_USEC=` fields want.
-    public var microseconds: Int64 {
+    package var microseconds: Int64 {
         let (seconds, attoseconds) = components
         return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
     }

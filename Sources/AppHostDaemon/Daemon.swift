@@ -44,6 +44,7 @@ struct Daemon: Sendable {
                     hookDeadline: configuration.hookDeadline,
                     launchDeadline: configuration.launchDeadline,
                     terminateDeadline: configuration.terminateDeadline,
+                    launchState: LaunchStateStore(directory: configuration.stateDirectory),
                     stateDirectory: configuration.stateDirectory,
                     trimHeap: { _ in HeapTrimmer.trim() }
                 ),
@@ -94,12 +95,29 @@ struct Daemon: Sendable {
         var groupLogger = logger
         groupLogger.logLevel = .warning
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [], cancellationSignals: [], logger: groupLogger))
-        do {
-            try await group.run()
-        } catch let failure as LaunchFailure {
-            _ = failure  // reported below, from the host's own record of the launch
-        } catch {
-            logger.error("service group failed: \(error)")
+        let grace = configuration.terminateDeadline + .seconds(1)
+        await withTaskGroup(of: Void.self) { tasks in
+            tasks.addTask {
+                do {
+                    try await group.run()
+                } catch is LaunchFailure {
+                    // Reported below, from the host's own record of the launch.
+                } catch {
+                    logger.error("service group failed: \(error)")
+                }
+            }
+            tasks.addTask {
+                // Every service got its last call; the group ends once hooks still running
+                // return. One that never does (a thread blocked for good) must not keep the
+                // process alive: the exit ends it.
+                await host.terminated()
+                do { try await Task.sleep(for: grace) } catch { return }
+                let status = await exitStatus(of: host, logger: logger)
+                logger.error("a service is still inside a hook \(grace.configText) after terminate; exiting without it")
+                Foundation.exit(status.rawValue)
+            }
+            await tasks.next()
+            tasks.cancelAll()
         }
         return await exitStatus(of: host, logger: logger)
     }

@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSystemd
 import AppHostTestSupport
 @testable import AppHostServices
 import Foundation
@@ -51,7 +52,7 @@ struct AnalyticsServiceTests {
         // A clean second run, then one that ends without terminate (the running marker stays).
         let second = try await RunningTestHost.start([ServiceDescriptor(name: "analytics", service: try Self.service())], directory: directory)
         try await second.stop()
-        let crashed = try PluggableApplicationHost(services: [ServiceDescriptor(name: "analytics", service: try Self.service())], configuration: .init(stateDirectory: directory + "/state"))
+        let crashed = try PluggableApplicationHost(services: [ServiceDescriptor(name: "analytics", service: try Self.service())], configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"))
         try await crashed.launch()
         try await crashed.enterBackground()  // flushes the launch record
         let third = try await RunningTestHost.start([ServiceDescriptor(name: "analytics", service: try Self.service())], directory: directory)

@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSystemd
 import AppHostTestSupport
 import AppHostServices
 import Dispatch
@@ -54,7 +55,7 @@ struct ExecServiceTests {
                 "environment": .table(["EXTRA": .string("extra value")]),
                 "working-directory": .string(directory),
             ])],
-            configuration: .init(stateDirectory: directory + "/state"),
+            configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"),
             logger: capture.logger
         )
         try await host.launch()
@@ -79,7 +80,7 @@ struct ExecServiceTests {
         let capture = CapturingLogHandler()
         let host = try PluggableApplicationHost(
             services: [Self.descriptor("failing", ["on": .array([.string("didEnterBackground")]), "run": .array([.string("/bin/sh"), .string("-c"), .string("exit 3")])])],
-            configuration: .init(stateDirectory: directory + "/state"),
+            configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"),
             logger: capture.logger
         )
         try await host.launch()
@@ -96,7 +97,7 @@ struct ExecServiceTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let host = try PluggableApplicationHost(
             services: [Self.descriptor("missing", ["on": .array([.string("willTerminate")]), "run": .array([.string("apphost-no-such-program")])])],
-            configuration: .init(stateDirectory: directory + "/state")
+            configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state")
         )
         let failure = await #expect(throws: LaunchFailure.self) { try await host.launch() }
         #expect("\(failure.map { "\($0)" } ?? "")".contains("\"apphost-no-such-program\" was not found on PATH"))
@@ -111,7 +112,7 @@ struct ExecServiceTests {
         func settings(_ events: [String], _ word: String) -> [String: ConfigValue] {
             ["on": .array(events.map(ConfigValue.string)), "run": .array([.string("/bin/sh"), .string("-c"), .string("echo \(word) $APPHOST_EVENT >> \(output)")])]
         }
-        let host = try PluggableApplicationHost(services: [Self.descriptor("hook", settings(["didEnterBackground"], "old"))], configuration: .init(stateDirectory: directory + "/state"))
+        let host = try PluggableApplicationHost(services: [Self.descriptor("hook", settings(["didEnterBackground"], "old"))], configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"))
         try await host.launch()
         try await host.enterBackground()
         let report = try await host.reload([Self.descriptor("hook", settings(["didUpdateConfiguration", "willEnterForeground"], "new"))])

@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSystemd
 import AppHostTestSupport
 import AppHostServices
 import Foundation
@@ -58,7 +59,7 @@ struct LoggerServiceTests {
         let hang: ConfigValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("hang"), "duration": .string("400ms")])])
         let host = try PluggableApplicationHost(
             services: [descriptor(settings), probeDescriptor("probe", ["faults": hang])],
-            configuration: .init(hookDeadline: .milliseconds(100), stateDirectory: directory + "/state"),
+            configuration: .init(hookDeadline: .milliseconds(100), launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"),
             logger: capture.logger
         )
         // Unstructured on purpose: the host runs beside the test, which drives it.
@@ -118,7 +119,7 @@ struct LoggerServiceTests {
         let refuse: ConfigValue = .array([.table(["hook": .string("willFinishLaunching"), "action": .string("refuse")])])
         let host = try PluggableApplicationHost(
             services: [Self.descriptor(), probeDescriptor("probe", ["faults": refuse], isRequired: true)],
-            configuration: .init(terminateDeadline: .seconds(2), stateDirectory: directory + "/state"),
+            configuration: .init(terminateDeadline: .seconds(2), launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"),
             logger: capture.logger
         )
         await #expect(throws: LaunchFailure.self) { try await host.launch() }
@@ -133,7 +134,7 @@ struct LoggerServiceTests {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let capture = CapturingLogHandler()
-        let host = try PluggableApplicationHost(services: [Self.descriptor()], configuration: .init(stateDirectory: directory + "/state"), logger: capture.logger)
+        let host = try PluggableApplicationHost(services: [Self.descriptor()], configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"), logger: capture.logger)
         try await host.launch()  // launch() alone starts no run loops
         try await host.enterBackground()
         await host.terminate()

@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSystemd
 import AppHostTestSupport
 import AppHostServices
 import Foundation
@@ -20,7 +21,7 @@ struct RunningTestHost: Sendable {
         let directory = directory ?? makeTemporaryDirectory()
         let host = try PluggableApplicationHost(
             services: services,
-            configuration: .init(hookDeadline: hookDeadline, launchDeadline: hookDeadline, terminateDeadline: hookDeadline, stateDirectory: directory + "/state")
+            configuration: .init(hookDeadline: hookDeadline, launchDeadline: hookDeadline, terminateDeadline: hookDeadline, launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state")
         )
         // Unstructured on purpose: the host runs beside the test, which drives it and awaits the
         // task in `stop()`.
@@ -63,7 +64,7 @@ struct ProbeServiceTests {
         let record = directory + "/probe.log"
         let host = try PluggableApplicationHost(
             services: [probeDescriptor("a", ["record-to": .string(record)]), probeDescriptor("b", ["record-to": .string(record)])],
-            configuration: .init(stateDirectory: directory + "/state")
+            configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state")
         )
         try await host.launch()
         try await host.enterBackground()
@@ -91,7 +92,7 @@ struct ProbeServiceTests {
         let faults: ConfigValue = .array([.table(["hook": .string("didFinishLaunching"), "action": .string("refuse")])])
         let host = try PluggableApplicationHost(
             services: [probeDescriptor("a", ["record-to": .string(record)]), probeDescriptor("b", ["record-to": .string(record), "faults": faults])],
-            configuration: .init(stateDirectory: directory + "/state")
+            configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state")
         )
         await #expect(throws: LaunchFailure.self) { try await host.launch() }
         #expect(readLines(record) == ["a willFinishLaunching", "a didFinishLaunching", "b willFinishLaunching", "b didFinishLaunching", "a willTerminate"])
@@ -105,7 +106,7 @@ struct ProbeServiceTests {
         let fail: ConfigValue = .array([.table(["hook": .string("didReceiveMemoryWarning"), "action": .string("throw")])])
         let host = try PluggableApplicationHost(
             services: [probeDescriptor("slow", ["record-to": .string(record), "faults": hang]), probeDescriptor("fast", ["record-to": .string(record), "faults": fail])],
-            configuration: .init(hookDeadline: .milliseconds(200), stateDirectory: directory + "/state")
+            configuration: .init(hookDeadline: .milliseconds(200), launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state")
         )
         try await host.launch()
         let started = ContinuousClock.now
@@ -124,7 +125,7 @@ struct ProbeServiceTests {
         let faults: ConfigValue = .array([.table(["hook": .string("willResignActive"), "action": .string("block"), "duration": .string("300ms")])])
         let host = try PluggableApplicationHost(
             services: [probeDescriptor("p", ["faults": faults])],
-            configuration: .init(stateDirectory: directory + "/state")
+            configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state")
         )
         try await host.launch()
         let started = ContinuousClock.now
@@ -137,7 +138,7 @@ struct ProbeServiceTests {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let record = directory + "/probe.log"
-        let host = try PluggableApplicationHost(services: [probeDescriptor("p", ["record-to": .string(record)])], configuration: .init(stateDirectory: directory + "/state"))
+        let host = try PluggableApplicationHost(services: [probeDescriptor("p", ["record-to": .string(record)])], configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"))
         try await host.launch()
         let faults: ConfigValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("throw")])])
         let report = try await host.reload([probeDescriptor("p", ["record-to": .string(record), "faults": faults])])

@@ -137,3 +137,8 @@ struct CapturingLogHandler: LogHandler {
         return (Logger(label: "test") { _ in CapturingLogHandler(store: store) }, store)
     }
 }
+
+/// A fresh directory's path (removed by the caller), for tests moved here with the file code.
+func temporaryDirectory() throws -> String {
+    try TemporaryDirectory().path
+}

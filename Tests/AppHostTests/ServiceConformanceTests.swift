@@ -57,10 +57,10 @@ import Testing
     @Test("cancelling run() stops the host at once: no last calls, and the next launch sees an unclean exit")
     func cancellingRunStopsAtOnce() async throws {
         let journal = Journal()
-        let directory = try temporaryDirectory()
+        let launchState = InMemoryLaunchState()
         let host = try PluggableApplicationHost(
             services: [descriptor(Recorder(name: "a", journal: journal)), descriptor(Recorder(name: "b", journal: journal))],
-            configuration: .init(stateDirectory: directory),
+            configuration: .init(launchState: launchState),
             logger: quietLogger
         )
         let running = Task { try await host.run() }
@@ -70,7 +70,7 @@ import Testing
         #expect(ended, "run() did not end after cancellation")
         #expect(journal.services(for: "willTerminate").isEmpty)
         #expect(host.state == .notRunning)
-        let next = try PluggableApplicationHost(services: [], configuration: .init(stateDirectory: directory), logger: quietLogger)
+        let next = try PluggableApplicationHost(services: [], configuration: .init(launchState: launchState), logger: quietLogger)
         #expect(try await next.launch().previousExit == .unclean)
         await next.terminate()
     }

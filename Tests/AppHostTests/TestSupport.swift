@@ -245,3 +245,28 @@ func temporaryDirectory() throws -> String {
 func events(_ names: [String], _ event: String) -> [String] {
     names.map { "\($0):\(event)" }
 }
+
+/// Launch state in memory: counts launches and keeps a running marker, like the state directory.
+final class InMemoryLaunchState: LaunchStateStorage {
+    private let state = Mutex<(launches: Int, isRunning: Bool)>((0, false))
+    private let installationID = UUID()
+
+    func beginLaunch() throws -> LaunchOptions {
+        state.withLock { state in
+            defer {
+                state.launches += 1
+                state.isRunning = true
+            }
+            return LaunchOptions(
+                kind: state.launches == 0 ? .firstLaunch : .restore,
+                launchCount: state.launches + 1,
+                installationID: installationID,
+                previousExit: state.launches == 0 ? .none : (state.isRunning ? .unclean : .clean)
+            )
+        }
+    }
+
+    func markCleanExit() throws {
+        state.withLock { $0.isRunning = false }
+    }
+}

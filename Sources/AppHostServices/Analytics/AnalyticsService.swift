@@ -39,7 +39,6 @@ public final class AnalyticsService: ApplicationService {
         var store: AnalyticsStore?
         var phase: Phase?
         var phaseStart = ContinuousClock.now
-        var reloads: AsyncStream<ConfigurationDidReload>?
     }
 
     private let state: Mutex<State>
@@ -102,12 +101,10 @@ public final class AnalyticsService: ApplicationService {
         guard let stateDirectory = application.stateDirectory else {
             throw AnalyticsStore.Failure(path: "-", reason: "analytics needs a state directory (host.state-directory)")
         }
-        let reloads = application.bus.subscribe(to: ConfigurationDidReload.self)
         let (recovered, path) = try state.withLock { state throws(AnalyticsStore.Failure) in
             // The store is created under the lock: only the lock's holder ever touches it.
             let store = try AnalyticsStore(directory: AnalyticsReport.directory(stateDirectory: stateDirectory))
             state.store = store
-            state.reloads = reloads
             return (store.recoveredBytes, store.logPath)
         }
         if recovered > 0 {
@@ -187,15 +184,10 @@ public final class AnalyticsService: ApplicationService {
     }
 
     public func run(_ application: HostedApplication) async throws {
-        let reloads = state.withLock { state -> AsyncStream<ConfigurationDidReload>? in
-            defer { state.reloads = nil }
-            return state.reloads
-        }
+        let reloads = application.bus.subscribe(to: ConfigurationDidReload.self)
         await withDiscardingTaskGroup { group in
-            if let reloads {
-                group.addTask {
-                    for await _ in reloads { self.record(.reload) }
-                }
+            group.addTask {
+                for await _ in reloads { self.record(.reload) }
             }
             group.addTask { await self.flushPeriodically(logger: application.logger) }
         }

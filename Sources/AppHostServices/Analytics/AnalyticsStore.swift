@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSystemd
 import Foundation
 
 #if canImport(Glibc)

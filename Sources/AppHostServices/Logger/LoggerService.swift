@@ -47,7 +47,6 @@ public final class LoggerService: ApplicationService {
 
     private struct State {
         var settings: Settings
-        var subscription: AsyncStream<LifecycleEventRecord>?
         var isConsuming = false
         /// Records the host has published for events this service saw (it sees every event
         /// before its record is published).
@@ -86,13 +85,6 @@ public final class LoggerService: ApplicationService {
 
     // MARK: Hooks
 
-    public func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
-        // Subscribe before any record of this run is published; `run` consumes it.
-        let stream = application.bus.subscribe(to: LifecycleEventRecord.self)
-        state.withLock { $0.subscription = stream }
-        return true
-    }
-
     public func application(_ application: HostedApplication, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         // The host publishes one launch record for the whole launch, not for services added on reload.
         if application.state == .launching { expectRecord() }
@@ -108,7 +100,6 @@ public final class LoggerService: ApplicationService {
     public func applicationProtectedDataDidBecomeAvailable(_ application: HostedApplication) async throws { expectRecord() }
 
     public func applicationWillTerminate(_ application: HostedApplication) async throws {
-        await writeUnconsumedRecords(application)
         await waitUntilWritten()
         let (settings, serviceCount) = state.withLock { state in
             state.hasTerminated = true
@@ -135,12 +126,11 @@ public final class LoggerService: ApplicationService {
         return .applied
     }
 
+    /// Writes each record the host publishes. It starts before the launch record is published
+    /// (the host starts run loops as services launch), so the trail misses nothing.
     public func run(_ application: HostedApplication) async throws {
-        guard let stream = state.withLock({ state -> AsyncStream<LifecycleEventRecord>? in
-            state.isConsuming = true
-            defer { state.subscription = nil }
-            return state.subscription
-        }) else { return }
+        let stream = application.bus.subscribe(to: LifecycleEventRecord.self)
+        state.withLock { $0.isConsuming = true }
         defer { state.withLock { $0.isConsuming = false } }
         for await record in stream {
             let (settings, skip) = state.withLock { state in
@@ -196,26 +186,6 @@ public final class LoggerService: ApplicationService {
             return Array(state.waiters.values)
         }
         for waiter in ready { waiter.resume() }
-    }
-
-    /// When the run loop never started (a host that is not `run()`, or a stop right after
-    /// launch), writes the records already published straight from the subscription: they are
-    /// buffered, so reading exactly that many never waits.
-    private func writeUnconsumedRecords(_ application: HostedApplication) async {
-        guard let (stream, count, settings) = state.withLock({ state -> (AsyncStream<LifecycleEventRecord>, Int, Settings)? in
-            guard !state.isConsuming, let stream = state.subscription else { return nil }
-            state.subscription = nil
-            return (stream, state.expected - state.written, state.settings)
-        }) else { return }
-        var iterator = stream.makeAsyncIterator()
-        for _ in 0..<max(0, count) {
-            guard let record = await iterator.next() else { break }
-            state.withLock { $0.lastServiceCount = record.serviceCount }
-            if settings.records(record.event) {
-                Self.write(record, at: settings.level, to: application.logger)
-            }
-            state.withLock { $0.written += 1 }
-        }
     }
 
     /// Waits (bounded) until `run` wrote every record published so far, so the audit trail is

@@ -44,7 +44,6 @@ public final class NotificationService: ApplicationService {
     /// Longest wait between retries of a failing sink.
     let maximumBackoff: Duration
     private let environment: [String: String]?
-    private let subscriptions = Mutex<Subscriptions?>(nil)
     /// The service's own view of the lock, from lock messages and protected-data hooks; nil
     /// until it heard of one (then the host's `isSessionLocked` answers).
     private let lockView = Mutex<Bool?>(nil)
@@ -91,20 +90,6 @@ public final class NotificationService: ApplicationService {
 
     // MARK: Hooks
 
-    /// Subscribes to the bus messages that notify.
-    public func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
-        // Subscribe now so that nothing published between launch and `run` is missed.
-        let bus = application.bus
-        subscriptions.withLock { subscriptions in
-            subscriptions = subscriptions ?? Subscriptions(
-                records: bus.subscribe(to: LifecycleEventRecord.self),
-                reloadFailures: bus.subscribe(to: ConfigurationReloadDidFail.self),
-                lockChanges: bus.subscribe(to: SessionLockDidChange.self)
-            )
-        }
-        return true
-    }
-
     /// From now on, notifications are redacted.
     public func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws {
         lockView.withLock { $0 = true }
@@ -128,10 +113,7 @@ public final class NotificationService: ApplicationService {
     /// Turns bus messages into notifications and delivers them, one at a time.
     public func run(_ application: HostedApplication) async throws {
         let bus = application.bus
-        let subscriptions = self.subscriptions.withLock { current in
-            defer { current = nil }
-            return current
-        } ?? Subscriptions(
+        let subscriptions = Subscriptions(
             records: bus.subscribe(to: LifecycleEventRecord.self),
             reloadFailures: bus.subscribe(to: ConfigurationReloadDidFail.self),
             lockChanges: bus.subscribe(to: SessionLockDidChange.self)

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import AppHost
+@testable import AppHostSystemd
 
 @Suite("ISO8601Timestamp")
 struct ISO8601TimestampTests {

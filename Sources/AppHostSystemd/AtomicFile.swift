@@ -7,19 +7,19 @@ import Darwin
 #endif
 
 /// Crash-safe file writes: a reader sees either the old content or the new, never a mix.
-public enum AtomicFile {
+package enum AtomicFile {
     /// An I/O failure, with the path and the system's reason.
-    public struct Failure: Error, CustomStringConvertible, Sendable {
-        public let operation: String
-        public let path: String
-        public let code: Int32
-        public var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
+    package struct Failure: Error, CustomStringConvertible, Sendable {
+        package let operation: String
+        package let path: String
+        package let code: Int32
+        package var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
     }
 
     /// Writes `data` to `path` by writing a temporary file beside it, fsyncing it, renaming it
     /// over `path` and fsyncing the directory. Several files in one directory can share the last
     /// write's directory sync (`syncingDirectory: false` before it): one fsync covers the renames.
-    public static func write(_ data: [UInt8], to path: String, permissions: mode_t = 0o600, syncingDirectory: Bool = true) throws(Failure) {
+    package static func write(_ data: [UInt8], to path: String, permissions: mode_t = 0o600, syncingDirectory: Bool = true) throws(Failure) {
         let temporary = path + ".tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, permissions)
         guard fd >= 0 else { throw Failure(operation: "open", path: temporary, code: errno) }
@@ -53,7 +53,7 @@ public enum AtomicFile {
     }
 
     /// Reads a whole file, or nil when it does not exist.
-    public static func read(_ path: String) throws(Failure) -> [UInt8]? {
+    package static func read(_ path: String) throws(Failure) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
@@ -85,13 +85,13 @@ public enum AtomicFile {
     }
 
     /// Removes `path` durably; a missing file is fine.
-    public static func remove(_ path: String) throws(Failure) {
+    package static func remove(_ path: String) throws(Failure) {
         if unlink(path) != 0 && errno != ENOENT { throw Failure(operation: "unlink", path: path, code: errno) }
         syncDirectory(of: path)
     }
 
     /// Creates `path` and its parents with mode 0700 if missing.
-    public static func makeDirectory(_ path: String) throws(Failure) {
+    package static func makeDirectory(_ path: String) throws(Failure) {
         var status = stat()
         if stat(path, &status) == 0 {
             guard status.st_mode & S_IFMT == S_IFDIR else { throw Failure(operation: "mkdir", path: path, code: ENOTDIR) }

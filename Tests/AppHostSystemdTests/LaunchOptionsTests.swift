@@ -1,11 +1,33 @@
 import AppHost
+import AppHostSystemd
 import AppHostTestSupport
 import Foundation
+import Synchronization
 import Testing
 
+/// The hook calls a service got, in order.
+final class Journal: Sendable {
+    private let storage = Mutex<[String]>([])
+    var entries: [String] { storage.withLock { $0 } }
+    func record(_ entry: String) { storage.withLock { $0.append(entry) } }
+}
+
+/// Records its launch hooks.
+struct LaunchRecorder: ApplicationService {
+    let journal: Journal
+    func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+        journal.record("willFinishLaunching")
+        return true
+    }
+}
+
+/// The launch state store of a state directory, through the host.
 @Suite struct LaunchOptionsTests {
-    func host(in directory: String, journal: Journal) throws -> PluggableApplicationHost {
-        try makeHost(["a"], journal: journal, configuration: .init(stateDirectory: directory))
+    func host(in directory: String?, journal: Journal) throws -> PluggableApplicationHost {
+        try PluggableApplicationHost(
+            services: [ServiceDescriptor(name: "a", service: LaunchRecorder(journal: journal))],
+            configuration: .init(launchState: directory.map { LaunchStateStore(directory: $0) }, stateDirectory: directory)
+        )
     }
 
     @Test func firstLaunchThenCleanRestore() async throws {
@@ -74,7 +96,7 @@ import Testing
 
     @Test func withoutStateDirectoryEveryLaunchIsFirst() async throws {
         let journal = Journal()
-        let host = try makeHost(["a"], journal: journal)
+        let host = try host(in: nil, journal: journal)
         let options = try await host.launch()
         #expect(options.kind == .firstLaunch)
         #expect(options.launchCount == 1)

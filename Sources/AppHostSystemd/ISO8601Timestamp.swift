@@ -10,9 +10,9 @@ import Foundation
 /// UTC timestamps such as `2026-11-23T11:56:36Z`, the form `JSONEncoder`'s `.iso8601` writes,
 /// formatted and parsed without Foundation's formatters: on Linux those load ICU's time-zone
 /// data on first use, about 5 ms of every daemon start.
-public enum ISO8601Timestamp {
+package enum ISO8601Timestamp {
     /// `date` in UTC, whole seconds.
-    public static func string(from date: Date) -> String {
+    package static func string(from date: Date) -> String {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         gmtime_r(&seconds, &parts)
@@ -25,7 +25,7 @@ public enum ISO8601Timestamp {
     }
 
     /// The date `text` names, or nil when it is not `YYYY-MM-DDTHH:MM:SSZ`.
-    public static func date(from text: String) -> Date? {
+    package static func date(from text: String) -> Date? {
         let bytes = Array(text.utf8)
         guard bytes.count == 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
               bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
@@ -54,13 +54,13 @@ public enum ISO8601Timestamp {
     }
 
     /// For `JSONEncoder.dateEncodingStrategy`.
-    public static let encodingStrategy = JSONEncoder.DateEncodingStrategy.custom { date, encoder in
+    package static let encodingStrategy = JSONEncoder.DateEncodingStrategy.custom { date, encoder in
         var container = encoder.singleValueContainer()
         try container.encode(string(from: date))
     }
 
     /// For `JSONDecoder.dateDecodingStrategy`.
-    public static let decodingStrategy = JSONDecoder.DateDecodingStrategy.custom { decoder in
+    package static let decodingStrategy = JSONDecoder.DateDecodingStrategy.custom { decoder in
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
         guard let date = date(from: text) else {

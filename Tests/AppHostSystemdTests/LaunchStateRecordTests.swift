@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import AppHost
+@testable import AppHostSystemd
 
 @Suite struct LaunchStateRecordTests {
     let record = LaunchStateStore.Record(

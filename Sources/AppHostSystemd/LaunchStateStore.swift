@@ -1,9 +1,10 @@
+import AppHost
 import Foundation
 
 /// Keeps what launch options are made of in a state directory: `launch-state.json` (written
 /// atomically) and a `running` marker that exists from launch until a clean exit, so a marker
 /// found at launch means the previous run ended uncleanly.
-public struct LaunchStateStore: Sendable {
+public struct LaunchStateStore: LaunchStateStorage {
     /// What `launch-state.json` holds. Read and written by `LaunchStateStore+Record.swift`
     /// rather than `JSONEncoder`/`JSONDecoder`, whose first use costs about half a millisecond
     /// of every daemon start.
@@ -25,7 +26,12 @@ public struct LaunchStateStore: Sendable {
     var markerPath: String { directory + "/running" }
 
     /// Counts this launch, sets the running marker and returns the options for it.
-    public func beginLaunch(now: Date = Date()) throws -> LaunchOptions {
+    public func beginLaunch() throws -> LaunchOptions {
+        try beginLaunch(now: Date())
+    }
+
+    /// `beginLaunch()` as of `now`.
+    func beginLaunch(now: Date) throws -> LaunchOptions {
         try AtomicFile.makeDirectory(directory)
         let previous: Record?
         if let bytes = try AtomicFile.read(recordPath) {

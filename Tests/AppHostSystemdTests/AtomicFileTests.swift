@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import AppHost
+@testable import AppHostSystemd
 
 @Suite struct AtomicFileTests {
     @Test func makeDirectoryCreatesParentsWithMode0700() throws {
