@@ -22,9 +22,7 @@ extension HostLoop {
             return .failure(failure)
         }
         launchOptions = options
-        var spawned: [ServiceWorker] = []
-        for descriptor in descriptors { spawned.append(spawnWorker(descriptor, group: &group)) }
-        setWorkers(spawned)
+        setServices(descriptors.map { makeService($0) })
         host.report(.status(status))
 
         var launched: [Int] = []
@@ -33,52 +31,52 @@ extension HostLoop {
         func launchRecord() -> LifecycleEventRecord {
             LifecycleEventRecord(
                 event: .didFinishLaunching, from: .notRunning, to: .launching, duration: ContinuousClock.now - start,
-                overruns: overruns, failures: failures, serviceCount: workers.count
+                overruns: overruns, failures: failures, serviceCount: services.count
             )
         }
-        for index in workers.indices {
-            if let failure = await launchOne(index, options: options, overruns: &overruns, failures: &failures) {
-                let name = workers[index].name
+        for index in services.indices {
+            if let failure = await launchOne(index, options: options, overruns: &overruns, failures: &failures, group: &group) {
+                let name = services[index].name
                 let isTerminated = failure.reason == .terminated
                 // A refusal or an overrun is a failure of the launch too, for its record.
                 if !isTerminated, failures[name] == nil { failures[name] = failure.description }
-                if workers[index].descriptor.isRequired || isTerminated {
+                if services[index].descriptor.isRequired || isTerminated {
                     if isTerminated {
                         logger.notice("terminate requested during launch: rolling back", metadata: ["service": "\(name)"])
                     } else {
                         logger.error("launch failed: \(failure)", metadata: ["service": "\(name)"])
-                        workers[index].disable(reason: failure.description)
+                        services[index].disable(reason: failure.description)
                         note = "launch failed: \(failure)"
                     }
                     // The launch record comes first even for a failed launch: services that
                     // finished launching expect it (the logger's audit trail waits for it).
                     bus.publish(launchRecord())
-                    await terminate(only: launched)
+                    await terminate(only: launched, group: &group)
                     if !isTerminated { host.report(.launchFailed(failure, status)) }
                     return .failure(failure)
                 }
                 logger.warning("optional service disabled: \(failure)", metadata: ["service": "\(name)"])
-                workers[index].disable(reason: failure.description)
+                services[index].disable(reason: failure.description)
             } else {
                 launched.append(index)
             }
-            let next = index + 1 < workers.count
-                ? workers[index + 1].launchDeadline * 2
-                : configuration.hookDeadline * max(1, workers.count)
+            let next = index + 1 < services.count
+                ? services[index + 1].launchDeadline * 2
+                : configuration.hookDeadline * max(1, services.count)
             host.report(.progress(next: next))
         }
         bus.publish(launchRecord())
-        await perform(machine.launchCompletionActions)
+        await perform(machine.launchCompletionActions, group: &group)
         return .success(options)
     }
 
     /// Both launch steps of one service, then the start of its run loop; nil when it launched.
-    mutating func launchOne(_ index: Int, options: LaunchOptions, overruns: inout [Overrun], failures: inout [String: String]) async -> LaunchFailure? {
-        let name = workers[index].name
-        if case .disabled(let reason) = workers[index].health.condition {
+    mutating func launchOne(_ index: Int, options: LaunchOptions, overruns: inout [Overrun], failures: inout [String: String], group: inout DiscardingTaskGroup) async -> LaunchFailure? {
+        let name = services[index].name
+        if case .disabled(let reason) = services[index].health.condition {
             return LaunchFailure(service: name, hook: "init", reason: .invalidConfiguration(reason))
         }
-        let steps: [(LifecycleEvent, HookCall)] = [
+        let steps: [(LifecycleEvent, HookCall.Hook)] = [
             (.willFinishLaunching, .willFinishLaunching(options)),
             (.didFinishLaunching, .didFinishLaunching(options)),
         ]
@@ -86,7 +84,7 @@ extension HostLoop {
             guard !isTerminateRequested, !isCancelled else {
                 return LaunchFailure(service: name, hook: event.hookName, reason: .terminated)
             }
-            let result = await call(index, step, deadline: workers[index].launchDeadline, abandonOnTerminate: true)
+            let result = await call(index, step, deadline: services[index].launchDeadline, abandonOnTerminate: true, group: &group)
             record(result, of: event, at: index, overruns: &overruns, failures: &failures)
             switch result {
             case .returned(true): continue
@@ -99,9 +97,7 @@ extension HostLoop {
         }
         // The run loop starts before the service's first `didBecomeActive`, so a subscription it
         // makes before it first suspends sees everything published from then on.
-        if case .overran = await call(index, .startRunLoop, deadline: workers[index].hookDeadline, abandonOnTerminate: true) {
-            logger.warning("\(name)'s run loop did not reach its first suspension within \(workers[index].hookDeadline.configText)", metadata: ["service": "\(name)"])
-        }
+        startRunLoop(index, group: &group)
         return nil
     }
 }

@@ -35,10 +35,10 @@ extension HostLoop {
         } catch {
             return .failure(ConfigurationError(keyPath: "", message: "\(error)"))
         }
-        let oldIndex = Dictionary(uniqueKeysWithValues: workers.indices.map { (workers[$0].name, $0) })
+        let oldIndex = Dictionary(uniqueKeysWithValues: services.indices.map { (services[$0].name, $0) })
         var fresh: [String: any ApplicationService] = [:]
         for (position, descriptor) in newDescriptors.enumerated() {
-            if let index = oldIndex[descriptor.name], !workers[index].descriptor.differs(from: descriptor) { continue }
+            if let index = oldIndex[descriptor.name], !services[index].descriptor.differs(from: descriptor) { continue }
             do {
                 fresh[descriptor.name] = try descriptor.makeService()
             } catch let error as ConfigurationError {
@@ -53,9 +53,9 @@ extension HostLoop {
         var updated: [String] = []
         var restarted: [String] = []
         var added: [String] = []
-        for index in workers.indices.reversed() where !newNames.contains(workers[index].name) {
-            await terminateOne(index)
-            removed.append(workers[index].name)
+        for index in services.indices.reversed() where !newNames.contains(services[index].name) {
+            await terminateOne(index, group: &group)
+            removed.append(services[index].name)
         }
         var order: [Int] = []
         for descriptor in newDescriptors {
@@ -64,63 +64,62 @@ extension HostLoop {
                 added.append(descriptor.name)
                 continue
             }
-            guard workers[index].descriptor.differs(from: descriptor) else {
-                order.append(workers[index].id)
+            guard services[index].descriptor.differs(from: descriptor) else {
+                order.append(services[index].id)
                 continue
             }
-            if workers[index].health.isEnabled, workers[index].descriptor.type == descriptor.type, await updateLive(index, to: descriptor) {
-                order.append(workers[index].id)
+            if services[index].health.isEnabled, services[index].descriptor.type == descriptor.type, await updateLive(index, to: descriptor, group: &group) {
+                order.append(services[index].id)
                 updated.append(descriptor.name)
             } else {
-                await terminateOne(index)
+                await terminateOne(index, group: &group)
                 order.append(await launchIntoCurrentState(descriptor, service: fresh[descriptor.name]!, group: &group))
                 restarted.append(descriptor.name)
             }
         }
-        let byID = Dictionary(uniqueKeysWithValues: workers.map { ($0.id, $0) })
-        setWorkers(order.compactMap { byID[$0] })
+        let byID = Dictionary(uniqueKeysWithValues: services.map { ($0.id, $0) })
+        setServices(order.compactMap { byID[$0] })
         descriptors = newDescriptors
         return .success(ConfigurationDidReload(added: added, removed: removed, updated: updated, restarted: restarted))
     }
 
     /// `willTerminate` to one service, then its worker ends.
-    private mutating func terminateOne(_ index: Int) async {
-        if workers[index].health.isEnabled {
+    private mutating func terminateOne(_ index: Int, group: inout DiscardingTaskGroup) async {
+        if services[index].health.isEnabled {
             var overruns: [Overrun] = []
             var failures: [String: String] = [:]
-            let result = await call(index, .event(.willTerminate), deadline: configuration.terminateDeadline, waitIfBusy: true)
+            let result = await call(index, .event(.willTerminate), deadline: configuration.terminateDeadline, waitIfBusy: true, group: &group)
             record(result, of: .willTerminate, at: index, overruns: &overruns, failures: &failures)
         }
-        workers[index].jobs.finish()
+        retire(index)
     }
 
     /// Offers the new settings to the running instance; true when it applied them.
-    private mutating func updateLive(_ index: Int, to descriptor: ServiceDescriptor) async -> Bool {
-        let result = await call(index, .didUpdateConfiguration(descriptor.configuration), deadline: workers[index].hookDeadline, configuration: descriptor.configuration)
+    private mutating func updateLive(_ index: Int, to descriptor: ServiceDescriptor, group: inout DiscardingTaskGroup) async -> Bool {
+        let result = await call(index, .didUpdateConfiguration(descriptor.configuration), deadline: services[index].hookDeadline, configuration: descriptor.configuration, group: &group)
         var overruns: [Overrun] = []
         var failures: [String: String] = [:]
         record(result, of: .didUpdateConfiguration, at: index, overruns: &overruns, failures: &failures)
         guard result == .returned(true) else { return false }
-        workers[index].descriptor = descriptor
-        workers[index].hookDeadline = descriptor.deadline ?? configuration.hookDeadline
-        workers[index].launchDeadline = descriptor.launchDeadline ?? configuration.launchDeadline
+        services[index].descriptor = descriptor
+        services[index].hookDeadline = descriptor.deadline ?? configuration.hookDeadline
+        services[index].launchDeadline = descriptor.launchDeadline ?? configuration.launchDeadline
         return true
     }
 
     /// Launches a service added (or restarted) by a reload and delivers what it missed to reach
-    /// the host's state. A failure disables it; the running host is not torn down. Returns its
-    /// worker's id.
+    /// the host's state. A failure disables it; the running host is not torn down. Returns its id.
     private mutating func launchIntoCurrentState(_ descriptor: ServiceDescriptor, service: any ApplicationService, group: inout DiscardingTaskGroup) async -> Int {
-        let worker = spawnWorker(descriptor, service: service, group: &group)
-        setWorkers(workers + [worker])
-        let index = workers.count - 1
-        guard let options = launchOptions else { return worker.id }
+        let added = makeService(descriptor, instance: service)
+        setServices(services + [added])
+        let index = services.count - 1
+        guard let options = launchOptions else { return added.id }
         var overruns: [Overrun] = []
         var failures: [String: String] = [:]
-        if let failure = await launchOne(index, options: options, overruns: &overruns, failures: &failures) {
+        if let failure = await launchOne(index, options: options, overruns: &overruns, failures: &failures, group: &group) {
             logger.error("service added on reload failed to launch: \(failure)", metadata: ["service": "\(descriptor.name)"])
-            workers[index].disable(reason: failure.description)
-            return worker.id
+            services[index].disable(reason: failure.description)
+            return added.id
         }
         var catchUp: [LifecycleEvent] = []
         switch machine.state {
@@ -130,8 +129,8 @@ extension HostLoop {
         }
         if !isProtectedDataAvailable { catchUp.append(.protectedDataWillBecomeUnavailable) }
         for event in catchUp {
-            await fanOut(event, from: machine.state, to: machine.state, only: [index])
+            await fanOut(event, from: machine.state, to: machine.state, only: [index], group: &group)
         }
-        return worker.id
+        return added.id
     }
 }

@@ -3,23 +3,23 @@ extension HostLoop {
     /// under the terminate deadline, then `notRunning`. A service still inside an earlier hook
     /// gets its `willTerminate` queued behind it and is waited for within the same deadline, so
     /// nobody's last call comes out of reverse order.
-    mutating func terminate(only indices: [Int]? = nil) async {
+    mutating func terminate(only indices: [Int]? = nil, group: inout DiscardingTaskGroup) async {
         guard machine.state.isRunning else { return }
         isTerminateRequested = true
         move(to: .terminating)
         let start = ContinuousClock.now
         var overruns: [Overrun] = []
         var failures: [String: String] = [:]
-        let targets = (indices ?? Array(workers.indices)).reversed()
+        let targets = (indices ?? Array(services.indices)).reversed()
         if isCancelled {
             logger.warning("cancelled: the services get no applicationWillTerminate")
         }
         for index in targets {
-            if workers[index].health.isEnabled, !isCancelled {
-                let result = await call(index, .event(.willTerminate), deadline: configuration.terminateDeadline, waitIfBusy: true)
+            if services[index].health.isEnabled, !isCancelled {
+                let result = await call(index, .event(.willTerminate), deadline: configuration.terminateDeadline, waitIfBusy: true, group: &group)
                 record(result, of: .willTerminate, at: index, overruns: &overruns, failures: &failures)
             }
-            workers[index].jobs.finish()
+            retire(index)
             host.report(.progress(next: configuration.terminateDeadline))
         }
         bus.publish(LifecycleEventRecord(

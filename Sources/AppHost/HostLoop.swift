@@ -2,11 +2,12 @@ import Logging
 
 /// The host's event loop: the state `run()` owns and the one place where every input is handled.
 ///
-/// Inputs — requests, workers' answers, deadline wakes, session lock changes — arrive on one
-/// stream. Requests are carried out one at a time, in arrival order; while one waits for a hook,
-/// later requests queue, except terminate, which drops the queue (and, during a launch, stops
-/// waiting at once). Each hook is sent to its service's worker and awaited until its deadline;
-/// a hook that overruns leaves its worker busy and the loop moves on.
+/// Inputs — requests, the answers of hook runs, deadline wakes, session lock changes — arrive on
+/// one stream. Requests are carried out one at a time, in arrival order; while one waits for a
+/// hook, later requests queue, except terminate, which drops the queue (and, during a launch,
+/// stops waiting at once). A fan-out is one run of inline hook calls in a child task, watched
+/// against each call's deadline; a hook that overruns leaves its service busy (its later calls
+/// queue behind it) and the loop goes on with the next service in a new run.
 struct HostLoop {
     let host: PluggableApplicationHost
     var inputs: AsyncStream<HostInput>.AsyncIterator
@@ -14,13 +15,11 @@ struct HostLoop {
 
     var machine = LifecycleStateMachine()
     var descriptors: [ServiceDescriptor]
-    var workers: [ServiceWorker] = []
-    /// Worker id → index in `workers`, for answers that come late.
-    var workerIndex: [Int: Int] = [:]
-    var nextWorkerID = 0
-    var nextJobID = 0
-    /// Jobs that overran or were queued behind one, by id: the hook's name, for their late answer.
-    var lateJobs: [Int: (service: String, hook: String)] = [:]
+    var services: [HostedService] = []
+    var nextServiceID = 0
+    var nextToken = 0
+    /// Runs of calls queued behind a late hook, by token: whose they are.
+    var backlogRuns: [Int: (serviceID: Int, run: CallRun)] = [:]
     var timerWakes: [ContinuousClock.Instant] = []
 
     var queue: [HostRequest] = []
@@ -60,19 +59,20 @@ struct HostLoop {
         for waiter in launchWaiters { waiter.resume(returning: launch) }
         launchWaiters = []
         if case .success = launch {
-            await finishRequest(ready: true)
+            await finishRequest(ready: true, group: &group)
             while machine.state.isRunning {
                 if isTerminateRequested || isCancelled {
-                    await terminate()
+                    await terminate(group: &group)
                 } else if !queue.isEmpty {
                     await handle(queue.removeFirst(), group: &group)
                 } else if let input = await inputs.next() {
                     switch input {
                     case .request(let request): accept(request)
-                    case .jobFinished(let worker, let job, let result): settle(worker: worker, job: job, result, awaited: false)
+                    case .runFinished(let token): backlogFinished(token, group: &group)
+                    case .lateAnswer(let serviceID, let hook, let result): lateAnswer(serviceID, hook, result, group: &group)
                     case .sessionLockChanged(let change):
-                        await applySessionLock(change)
-                        await finishRequest()
+                        await applySessionLock(change, group: &group)
+                        await finishRequest(group: &group)
                     case .deadline(let instant): timerWakes.removeAll { $0 == instant }
                     }
                 } else {
@@ -117,8 +117,8 @@ struct HostLoop {
         case .lifecycle(let lifecycleRequest, let reply):
             do {
                 let actions = try machine.actions(for: lifecycleRequest)
-                await perform(actions)
-                await finishRequest()
+                await perform(actions, group: &group)
+                await finishRequest(group: &group)
                 reply.resume(returning: .success(actions.isEmpty ? nil : machine.state))
             } catch {
                 logger.notice("\(request.name) ignored: \(error)")
@@ -129,25 +129,25 @@ struct HostLoop {
                 reply.resume(returning: .failure(IllegalTransition(from: machine.state, to: machine.state)))
                 return
             }
-            await fanOut(.didReceiveMemoryWarning(level), from: machine.state, to: machine.state)
+            await fanOut(.didReceiveMemoryWarning(level), from: machine.state, to: machine.state, group: &group)
             configuration.trimHeap?(level)
-            await finishRequest()
+            await finishRequest(group: &group)
             reply.resume(returning: .success(()))
         case .sessionLock(let locked, let reason, let reply):
             guard [.active, .inactive, .background].contains(machine.state) else {
                 reply.resume(returning: .failure(IllegalTransition(from: machine.state, to: machine.state)))
                 return
             }
-            let changed = await applySessionLock(SessionLockDidChange(isLocked: locked, reason: reason ?? ""))
-            await finishRequest()
+            let changed = await applySessionLock(SessionLockDidChange(isLocked: locked, reason: reason ?? ""), group: &group)
+            await finishRequest(group: &group)
             reply.resume(returning: .success(changed))
         case .reload(let load, let reply):
             let result = await reload(load, group: &group)
-            await finishRequest(ready: true)
+            await finishRequest(ready: true, group: &group)
             reply.resume(returning: result)
         case .note(let text, let reply):
             note = text
-            await finishRequest()
+            await finishRequest(group: &group)
             reply.resume(returning: .success(()))
         case .barrier(let body, let reply):
             body()
@@ -159,9 +159,9 @@ struct HostLoop {
 
     /// Ends a request: session lock changes published during it are applied, then one status
     /// (with `READY=1` after a launch or reload) describes the state after it.
-    mutating func finishRequest(ready: Bool = false) async {
+    mutating func finishRequest(ready: Bool = false, group: inout DiscardingTaskGroup) async {
         while !sessionLockChanges.isEmpty, !isTerminateRequested {
-            await applySessionLock(sessionLockChanges.removeFirst())
+            await applySessionLock(sessionLockChanges.removeFirst(), group: &group)
         }
         guard !isTerminateRequested else { return }
         let current = status
@@ -176,10 +176,10 @@ struct HostLoop {
 
     /// Stops every worker and answers what is left: the run is over.
     mutating func close() async {
-        for worker in workers {
-            worker.jobs.finish()
-            if worker.unfinishedJobs > 0 {
-                logger.warning("\(worker.name) is still inside a hook; the host's run ends when it returns", metadata: ["service": "\(worker.name)"])
+        for index in services.indices {
+            retire(index)
+            if services[index].isBusy {
+                logger.warning("\(services[index].name) is still inside a hook; the host's run ends when it returns", metadata: ["service": "\(services[index].name)"])
             }
         }
         for request in queue { request.refuse(state: machine.state, launch: launchOutcome) }
@@ -197,9 +197,9 @@ struct HostLoop {
     var status: HostStatus {
         HostStatus(
             state: machine.state,
-            services: workers.isEmpty
+            services: services.isEmpty
                 ? descriptors.map { ServiceHealth(name: $0.name, isRequired: $0.isRequired, condition: .healthy) }
-                : workers.map(\.health),
+                : services.map(\.health),
             lastOverrun: lastOverrun,
             note: note,
             sessionLockReason: isProtectedDataAvailable ? nil : (sessionLockReason ?? "")
@@ -215,11 +215,11 @@ struct HostLoop {
         host.publish(status: status)
     }
 
-    mutating func perform(_ actions: [LifecycleAction]) async {
+    mutating func perform(_ actions: [LifecycleAction], group: inout DiscardingTaskGroup) async {
         for action in actions {
             switch action {
             case .move(let target): move(to: target)
-            case .deliver(let event, let from, let to): await fanOut(event, from: from, to: to)
+            case .deliver(let event, let from, let to): await fanOut(event, from: from, to: to, group: &group)
             }
         }
     }
@@ -227,7 +227,7 @@ struct HostLoop {
     /// Locks or unlocks the session and fans out the protected-data event; false when the
     /// session already was that way (a new reason for a lock is still taken).
     @discardableResult
-    mutating func applySessionLock(_ change: SessionLockDidChange) async -> Bool {
+    mutating func applySessionLock(_ change: SessionLockDidChange, group: inout DiscardingTaskGroup) async -> Bool {
         guard [.active, .inactive, .background].contains(machine.state) else { return false }
         let available = !change.isLocked
         guard isProtectedDataAvailable != available else {
@@ -239,11 +239,11 @@ struct HostLoop {
         }
         sessionLockReason = change.isLocked ? change.reason : nil
         if change.isLocked {
-            await fanOut(.protectedDataWillBecomeUnavailable, from: machine.state, to: machine.state)
+            await fanOut(.protectedDataWillBecomeUnavailable, from: machine.state, to: machine.state, group: &group)
             isProtectedDataAvailable = false
         } else {
             isProtectedDataAvailable = true
-            await fanOut(.protectedDataDidBecomeAvailable, from: machine.state, to: machine.state)
+            await fanOut(.protectedDataDidBecomeAvailable, from: machine.state, to: machine.state, group: &group)
         }
         host.publish(status: status)
         return true
@@ -254,17 +254,14 @@ struct HostLoop {
     /// Delivers `event` to every enabled service (registration order going up, reverse going
     /// down), one after the other, each under its deadline, and publishes its record.
     @discardableResult
-    mutating func fanOut(_ event: LifecycleEvent, from: ApplicationState, to: ApplicationState, only indices: [Int]? = nil) async -> [HookResult] {
+    mutating func fanOut(_ event: LifecycleEvent, from: ApplicationState, to: ApplicationState, only indices: [Int]? = nil, group: inout DiscardingTaskGroup) async -> [HookResult] {
         let start = ContinuousClock.now
-        let targets = indices ?? Array(event.direction == .up ? Array(workers.indices) : workers.indices.reversed())
-        var results: [HookResult] = []
-        results.reserveCapacity(targets.count)
+        let targets = indices ?? (event.direction == .up ? Array(services.indices) : Array(services.indices.reversed()))
+        let results = await call(targets, .event(event), group: &group)
         var overruns: [Overrun] = []
         var failures: [String: String] = [:]
-        for index in targets {
-            let result = await call(index, .event(event), deadline: workers[index].hookDeadline)
+        for (index, result) in zip(targets, results) {
             record(result, of: event, at: index, overruns: &overruns, failures: &failures)
-            results.append(result)
         }
         bus.publish(LifecycleEventRecord(
             event: event, from: from, to: to, duration: ContinuousClock.now - start,
@@ -273,94 +270,199 @@ struct HostLoop {
         return results
     }
 
-    /// Sends one call to a service's worker and waits for its answer until `deadline`. A service
-    /// still busy in an overrunning hook gets the call queued and is not waited for, unless
-    /// `waitIfBusy` (its last call). With `abandonOnTerminate`, a terminate stops the wait.
+    /// One hook of one service, under `deadline`. A service still busy in an overrunning hook
+    /// gets the call queued behind it and is not waited for, unless `waitIfBusy` (its last call).
+    /// With `abandonOnTerminate`, a terminate stops the wait.
     mutating func call(
         _ index: Int,
-        _ call: HookCall,
+        _ hook: HookCall.Hook,
         deadline: Duration,
         configuration override: ServiceConfiguration? = nil,
         waitIfBusy: Bool = false,
-        abandonOnTerminate: Bool = false
+        abandonOnTerminate: Bool = false,
+        group: inout DiscardingTaskGroup
     ) async -> HookResult {
-        guard workers[index].health.isEnabled else { return .skipped }
-        let wasBusy = workers[index].unfinishedJobs > 0
-        let job = send(call, to: index, configuration: override)
-        if wasBusy, !waitIfBusy {
-            lateJobs[job] = (workers[index].name, Self.hookName(call))
-            return .deferred
+        guard services[index].health.isEnabled else { return .skipped }
+        let call = makeCall(index, hook, deadline: deadline, configuration: override)
+        if services[index].isBusy {
+            services[index].backlog.append(call)
+            guard waitIfBusy else { return .deferred }
+            logger.debug("\(services[index].name) is still in an earlier hook; waiting for its \(hook.name)", metadata: ["service": "\(services[index].name)"])
+            return await waitUntilFree(index, until: .now + deadline, deadline: deadline, group: &group)
         }
-        if wasBusy {
-            logger.debug("\(workers[index].name) is still in an earlier hook; waiting for its \(Self.hookName(call))", metadata: ["service": "\(workers[index].name)"])
-        }
-        let result = await wait(for: job, of: index, until: .now + deadline, deadline: deadline, abandonOnTerminate: abandonOnTerminate)
-        switch result {
-        case .overran, .abandoned: lateJobs[job] = (workers[index].name, Self.hookName(call))
-        default: break
-        }
-        return result
+        return await execute([call], services: [index], abandonOnTerminate: abandonOnTerminate, group: &group)[0]
     }
 
-    mutating func send(_ call: HookCall, to index: Int, configuration override: ServiceConfiguration? = nil) -> Int {
-        nextJobID += 1
-        workers[index].unfinishedJobs += 1
-        let worker = workers[index]
-        let application = HostedApplication(
-            serviceName: worker.name,
-            logger: worker.logger,
-            configuration: override ?? worker.descriptor.configuration,
+    /// One hook of each of `indices`, in that order; services busy in an overrunning hook get
+    /// theirs queued (`.deferred`).
+    mutating func call(_ indices: [Int], _ hook: HookCall.Hook, group: inout DiscardingTaskGroup) async -> [HookResult] {
+        var results = [HookResult](repeating: .skipped, count: indices.count)
+        var calls: [HookCall] = []
+        var positions: [Int] = []
+        calls.reserveCapacity(indices.count)
+        positions.reserveCapacity(indices.count)
+        for (position, index) in indices.enumerated() where services[index].health.isEnabled {
+            let call = makeCall(index, hook, deadline: services[index].hookDeadline)
+            if services[index].isBusy {
+                services[index].backlog.append(call)
+                results[position] = .deferred
+            } else {
+                calls.append(call)
+                positions.append(position)
+            }
+        }
+        let made = await execute(calls, services: positions.map { indices[$0] }, abandonOnTerminate: false, group: &group)
+        for (position, result) in zip(positions, made) { results[position] = result }
+        return results
+    }
+
+    func makeCall(_ index: Int, _ hook: HookCall.Hook, deadline: Duration, configuration override: ServiceConfiguration? = nil) -> HookCall {
+        HookCall(serviceID: services[index].id, service: services[index].service, hook: hook, application: application(for: index, configuration: override), deadline: deadline)
+    }
+
+    /// The handle a hook of `services[index]` gets now.
+    func application(for index: Int, configuration override: ServiceConfiguration? = nil) -> HostedApplication {
+        HostedApplication(
+            serviceName: services[index].name,
+            logger: services[index].logger,
+            configuration: override ?? services[index].descriptor.configuration,
             bus: bus,
             state: machine.state,
             launchOptions: launchOptions,
             isSessionLocked: !isProtectedDataAvailable,
             stateDirectory: configuration.stateDirectory
         )
-        worker.jobs.yield(ServiceJob(id: nextJobID, call: call, application: application))
-        return nextJobID
     }
 
-    /// Reads inputs until job `job` answers or its deadline passes; queues what else arrives.
-    mutating func wait(for job: Int, of index: Int, until instant: ContinuousClock.Instant, deadline: Duration, abandonOnTerminate: Bool) async -> HookResult {
-        while true {
-            if isCancelled || (abandonOnTerminate && isTerminateRequested) { return .abandoned }
-            if timerWakes.allSatisfy({ $0 > instant }) {
-                timerWakes.append(instant)
-                timer.yield(instant)
+    /// Makes `calls` (of `owners`, by index) in order in a child task and waits for each until
+    /// its deadline; a call that overruns leaves its service busy and a new run goes on with
+    /// the calls after it.
+    mutating func execute(_ calls: [HookCall], services owners: [Int], abandonOnTerminate: Bool, group: inout DiscardingTaskGroup) async -> [HookResult] {
+        var results = [HookResult](repeating: .skipped, count: calls.count)
+        var start = 0
+        while start < calls.count {
+            nextToken += 1
+            let run = CallRun(token: nextToken, calls: Array(calls[start...]))
+            let answers = host.input
+            group.addTask { await run.perform(answers: answers) }
+            waiting: while true {
+                if isCancelled || (abandonOnTerminate && isTerminateRequested) {
+                    let position = run.abandon()
+                    let made = run.results
+                    for offset in made.indices { results[start + offset] = made[offset] }
+                    if let position {
+                        results[start + position] = .abandoned
+                        services[owners[start + position]].isBusy = true
+                    }
+                    return results
+                }
+                if let look = run.nextLook(now: .now) { armTimer(at: look) }
+                guard let input = await inputs.next() else {
+                    isCancelled = true
+                    continue
+                }
+                switch input {
+                case .runFinished(let token):
+                    if token == run.token {
+                        let made = run.results
+                        for offset in made.indices { results[start + offset] = made[offset] }
+                        start = calls.count
+                        break waiting
+                    }
+                    backlogFinished(token, group: &group)
+                case .lateAnswer(let serviceID, let hook, let result):
+                    lateAnswer(serviceID, hook, result, group: &group)
+                case .deadline(let wake):
+                    timerWakes.removeAll { $0 == wake }
+                    guard let position = run.handOverIfOverdue(now: .now) else { continue }
+                    let made = run.results
+                    for offset in 0..<position { results[start + offset] = made[offset] }
+                    results[start + position] = .overran(calls[start + position].deadline)
+                    services[owners[start + position]].isBusy = true
+                    start += position + 1
+                    break waiting
+                case .request(let request):
+                    accept(request)
+                case .sessionLockChanged(let change):
+                    sessionLockChanges.append(change)
+                }
             }
+        }
+        return results
+    }
+
+    /// Waits until a busy service made every call queued behind its late hook (the last of them
+    /// its `willTerminate`), or `instant` passes.
+    mutating func waitUntilFree(_ index: Int, until instant: ContinuousClock.Instant, deadline: Duration, group: inout DiscardingTaskGroup) async -> HookResult {
+        let id = services[index].id
+        while services[index].isBusy {
+            if isCancelled { return .abandoned }
+            armTimer(at: instant)
             guard let input = await inputs.next() else {
                 isCancelled = true
                 continue
             }
             switch input {
-            case .jobFinished(let worker, let finished, let result):
-                settle(worker: worker, job: finished, result, awaited: finished == job)
-                if finished == job { return result }
+            case .runFinished(let token): backlogFinished(token, group: &group)
+            case .lateAnswer(let serviceID, let hook, let result): lateAnswer(serviceID, hook, result, group: &group)
             case .deadline(let wake):
                 timerWakes.removeAll { $0 == wake }
-                if ContinuousClock.now >= instant { return .overran(deadline) }
-            case .request(let request):
-                accept(request)
-            case .sessionLockChanged(let change):
-                sessionLockChanges.append(change)
+                if ContinuousClock.now >= instant, services[index].id == id, services[index].isBusy { return .overran(deadline) }
+            case .request(let request): accept(request)
+            case .sessionLockChanged(let change): sessionLockChanges.append(change)
             }
         }
+        return .returned(true)
     }
 
-    /// Books a finished job; a late one (overran or queued behind one) is logged.
-    mutating func settle(worker id: Int, job: Int, _ result: HookResult, awaited: Bool) {
-        if let index = workerIndex[id] { workers[index].unfinishedJobs -= 1 }
-        guard !awaited, let late = lateJobs.removeValue(forKey: job) else { return }
+    /// Wakes the loop at `instant` unless an earlier wake is pending.
+    mutating func armTimer(at instant: ContinuousClock.Instant) {
+        guard timerWakes.allSatisfy({ $0 > instant }) else { return }
+        timerWakes.append(instant)
+        timer.yield(instant)
+    }
+
+    /// A late hook returned: its service runs what queued behind it, then is free again.
+    mutating func lateAnswer(_ serviceID: Int, _ hook: String, _ result: HookResult, group: inout DiscardingTaskGroup) {
+        guard let index = services.firstIndex(where: { $0.id == serviceID }) else { return }
+        logLate(services[index].name, hook, result)
+        runBacklog(index, group: &group)
+    }
+
+    /// Starts the calls queued behind a late hook, or frees the service when there are none.
+    mutating func runBacklog(_ index: Int, group: inout DiscardingTaskGroup) {
+        guard !services[index].backlog.isEmpty else {
+            services[index].isBusy = false
+            return
+        }
+        nextToken += 1
+        let run = CallRun(token: nextToken, calls: services[index].backlog)
+        services[index].backlog = []
+        backlogRuns[run.token] = (services[index].id, run)
+        let answers = host.input
+        group.addTask { await run.perform(answers: answers) }
+    }
+
+    /// A run of queued calls ended; what they did is logged, and the service is free unless
+    /// more calls queued meanwhile.
+    mutating func backlogFinished(_ token: Int, group: inout DiscardingTaskGroup) {
+        guard let (serviceID, run) = backlogRuns.removeValue(forKey: token) else { return }
+        for (call, result) in zip(run.calls, run.results) { logLate(call.application.serviceName, call.hook.name, result) }
+        guard let index = services.firstIndex(where: { $0.id == serviceID }) else { return }
+        runBacklog(index, group: &group)
+    }
+
+    func logLate(_ service: String, _ hook: String, _ result: HookResult) {
         if case .threw(let error) = result {
-            logger.error("\(late.service) threw in \(late.hook) (it ran late): \(error)", metadata: ["service": "\(late.service)"])
+            logger.error("\(service) threw in \(hook) (it ran late): \(error)", metadata: ["service": "\(service)"])
         } else {
-            logger.info("\(late.service) finished \(late.hook) late", metadata: ["service": "\(late.service)"])
+            logger.info("\(service) finished \(hook) late", metadata: ["service": "\(service)"])
         }
     }
 
     /// Logs and records what went wrong in one hook.
     mutating func record(_ result: HookResult, of event: LifecycleEvent, at index: Int, overruns: inout [Overrun], failures: inout [String: String]) {
-        let name = workers[index].name
+        let name = services[index].name
         switch result {
         case .returned, .skipped, .abandoned:
             return
@@ -368,68 +470,68 @@ struct HostLoop {
             logger.warning("\(name) is still in an earlier hook; \(event.hookName) queued behind it", metadata: ["service": "\(name)", "event": "\(event.name)"])
         case .threw(let error):
             failures[name] = error
-            workers[index].health.lastError = error
+            services[index].health.lastError = error
             logger.error("\(name) threw in \(event.hookName): \(error)", metadata: ["service": "\(name)", "event": "\(event.name)"])
         case .overran(let deadline):
             let overrun = Overrun(service: name, hook: event.hookName, deadline: deadline)
             overruns.append(overrun)
-            workers[index].health.lastOverrun = overrun
+            services[index].health.lastOverrun = overrun
             lastOverrun = overrun
             logger.warning("\(overrun)", metadata: ["service": "\(name)", "event": "\(event.name)", "deadline": "\(deadline.configText)"])
         }
     }
 
-    static func hookName(_ call: HookCall) -> String {
-        switch call {
-        case .willFinishLaunching: LifecycleEvent.willFinishLaunching.hookName
-        case .didFinishLaunching: LifecycleEvent.didFinishLaunching.hookName
-        case .didUpdateConfiguration: LifecycleEvent.didUpdateConfiguration.hookName
-        case .event(let event): event.hookName
-        case .startRunLoop: "run"
-        }
-    }
+    // MARK: Services
 
-    // MARK: Workers
-
-    /// Builds the service (a factory that throws leaves it disabled) and starts its worker.
-    mutating func spawnWorker(_ descriptor: ServiceDescriptor, service: (any ApplicationService)? = nil, group: inout DiscardingTaskGroup) -> ServiceWorker {
+    /// Builds the service (a factory that throws leaves it disabled).
+    mutating func makeService(_ descriptor: ServiceDescriptor, instance: (any ApplicationService)? = nil) -> HostedService {
         var problem: String?
-        let instance: any ApplicationService
-        if let service {
-            instance = service
+        let service: any ApplicationService
+        if let instance {
+            service = instance
         } else {
             do {
-                instance = try descriptor.makeService()
+                service = try descriptor.makeService()
             } catch {
-                instance = UnbuildableService()
+                service = UnbuildableService()
                 problem = "\(error)"
             }
         }
-        nextWorkerID += 1
-        let (jobs, mailbox) = AsyncStream<ServiceJob>.makeStream(bufferingPolicy: .unbounded)
-        let id = nextWorkerID
-        let answers = host.input
-        group.addTask { await ServiceWorker.work(id: id, service: instance, jobs: jobs, answers: answers) }
+        nextServiceID += 1
         var logger = self.logger
         logger[metadataKey: "service"] = .string(descriptor.name)
-        var worker = ServiceWorker(
-            id: id,
+        var hosted = HostedService(
+            id: nextServiceID,
             descriptor: descriptor,
-            service: instance,
+            service: service,
             logger: logger,
-            jobs: mailbox,
             health: ServiceHealth(name: descriptor.name, isRequired: descriptor.isRequired, condition: .healthy),
             hookDeadline: descriptor.deadline ?? configuration.hookDeadline,
             launchDeadline: descriptor.launchDeadline ?? configuration.launchDeadline
         )
-        if let problem { worker.disable(reason: problem) }
-        return worker
+        if let problem { hosted.disable(reason: problem) }
+        return hosted
     }
 
-    /// Replaces the worker list (after launch, rollback or reload).
-    mutating func setWorkers(_ newWorkers: [ServiceWorker]) {
-        workers = newWorkers
-        workerIndex = Dictionary(uniqueKeysWithValues: workers.enumerated().map { ($1.id, $0) })
+    /// Starts the service's `run(_:)` in a child task; what it does before it first suspends
+    /// (subscribing to the bus) is done when this returns.
+    mutating func startRunLoop(_ index: Int, group: inout DiscardingTaskGroup) {
+        let (stop, stopper) = AsyncStream<Never>.makeStream()
+        services[index].runLoopStop = stopper
+        let service = services[index].service
+        let application = application(for: index)
+        group.addImmediateTask { await HostedService.runLoop(of: service, application, until: stop) }
+    }
+
+    /// The service gets no further calls; its run loop is cancelled.
+    mutating func retire(_ index: Int) {
+        services[index].runLoopStop?.finish()
+        services[index].runLoopStop = nil
+    }
+
+    /// Replaces the service list (after launch, rollback or reload).
+    mutating func setServices(_ newServices: [HostedService]) {
+        services = newServices
         host.publish(status: status)
     }
 }

@@ -52,8 +52,10 @@ enum HostRequest: Sendable {
 enum HostInput: Sendable {
     /// A request from the API (signals, the embedding program, tests).
     case request(HostRequest)
-    /// A service's worker finished a job.
-    case jobFinished(worker: Int, job: Int, HookResult)
+    /// A run made all its calls.
+    case runFinished(token: Int)
+    /// A call the loop stopped waiting for returned after all.
+    case lateAnswer(serviceID: Int, hook: String, HookResult)
     /// A service published a session lock change on the bus (synchronously, from its hook or
     /// run loop): handled within the request in progress, or as a request of its own.
     case sessionLockChanged(SessionLockDidChange)

@@ -1,0 +1,97 @@
+import Synchronization
+
+/// A list of hook calls made one after the other, inline, by one child task of the host — the
+/// fast path: a fan-out to a hundred quick services costs one task, not a hundred hops.
+///
+/// The run tells the host's loop which call it is in and since when, so the loop can see a
+/// deadline pass. Then the loop hands the run over: the stuck call's service waits for its late
+/// answer, and the loop starts a new run for the calls after it. A handed-over run stops after
+/// the stuck call and reports its late answer instead.
+final class CallRun: Sendable {
+    private struct Progress {
+        var position = 0
+        var startedAt: ContinuousClock.Instant?
+        var handedOverAt: Int?
+        var results: [HookResult]
+    }
+
+    let token: Int
+    let calls: [HookCall]
+    /// For each position, the shortest deadline from there on: the loop never needs to wake
+    /// before `startedAt + remainingMinimum[position]`.
+    let remainingMinimum: [Duration]
+    private let progress: Mutex<Progress>
+
+    init(token: Int, calls: [HookCall]) {
+        self.token = token
+        self.calls = calls
+        var minimum = Duration.seconds(Int64.max / 4)
+        var remaining = [Duration](repeating: .zero, count: calls.count)
+        for index in calls.indices.reversed() {
+            minimum = min(minimum, calls[index].deadline)
+            remaining[index] = minimum
+        }
+        self.remainingMinimum = remaining
+        self.progress = Mutex(Progress(results: Array(repeating: .skipped, count: calls.count)))
+    }
+
+    /// The run's body, in a child task of the host.
+    func perform(answers: AsyncStream<HostInput>.Continuation) async {
+        for index in calls.indices {
+            let began = progress.withLock { progress -> Bool in
+                guard progress.handedOverAt == nil else { return false }
+                progress.position = index
+                progress.startedAt = .now
+                return true
+            }
+            guard began else { return }
+            let result = await calls[index].perform()
+            let isOwn = progress.withLock { progress -> Bool in
+                guard progress.handedOverAt == nil else { return false }
+                progress.results[index] = result
+                progress.startedAt = nil
+                progress.position = index + 1
+                return true
+            }
+            guard isOwn else {
+                answers.yield(.lateAnswer(serviceID: calls[index].serviceID, hook: calls[index].hook.name, result))
+                return
+            }
+        }
+        answers.yield(.runFinished(token: token))
+    }
+
+    /// When the loop should look again: the current call's start (or now, before the first)
+    /// plus the shortest deadline still ahead.
+    func nextLook(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        progress.withLock { progress in
+            guard progress.handedOverAt == nil, progress.position < calls.count else { return nil }
+            return (progress.startedAt ?? now) + remainingMinimum[progress.position]
+        }
+    }
+
+    /// Hands the run over when its current call is past its deadline: returns that call's
+    /// position, after which the run makes no further call.
+    func handOverIfOverdue(now: ContinuousClock.Instant) -> Int? {
+        progress.withLock { progress in
+            guard progress.handedOverAt == nil, let startedAt = progress.startedAt,
+                startedAt + calls[progress.position].deadline <= now
+            else { return nil }
+            progress.handedOverAt = progress.position
+            return progress.position
+        }
+    }
+
+    /// Hands the run over at once (terminate during launch): returns the position of the call
+    /// in progress, if one is.
+    func abandon() -> Int? {
+        progress.withLock { progress in
+            guard progress.handedOverAt == nil else { return nil }
+            progress.handedOverAt = progress.position
+            return progress.startedAt == nil ? nil : progress.position
+        }
+    }
+
+    /// The results so far, one per call.
+    var results: [HookResult] { progress.withLock { $0.results } }
+}

@@ -1,0 +1,75 @@
+/// What one service's hook did.
+enum HookResult: Sendable, Equatable {
+    /// Returned; launch and update hooks carry their answer, other hooks `true`.
+    case returned(Bool)
+    /// Threw; the error as text.
+    case threw(String)
+    /// Still running when its deadline passed; the host moved on.
+    case overran(Duration)
+    /// Not waited for: an earlier hook of the service still runs; the call is queued behind it.
+    case deferred
+    /// Not called: the service is disabled.
+    case skipped
+    /// Still running when terminate came during a launch; the host stopped waiting.
+    case abandoned
+}
+
+/// One hook of one service, ready to be made: the instance, the handle, the deadline.
+struct HookCall: Sendable {
+    /// Which hook, with its arguments.
+    enum Hook: Sendable {
+        case willFinishLaunching(LaunchOptions)
+        case didFinishLaunching(LaunchOptions)
+        case event(LifecycleEvent)
+        case didUpdateConfiguration(ServiceConfiguration)
+
+        var name: String {
+            switch self {
+            case .willFinishLaunching: LifecycleEvent.willFinishLaunching.hookName
+            case .didFinishLaunching: LifecycleEvent.didFinishLaunching.hookName
+            case .didUpdateConfiguration: LifecycleEvent.didUpdateConfiguration.hookName
+            case .event(let event): event.hookName
+            }
+        }
+    }
+
+    let serviceID: Int
+    let service: any ApplicationService
+    let hook: Hook
+    let application: HostedApplication
+    let deadline: Duration
+
+    /// Calls the hook; `true` unless a launch or update hook answered otherwise.
+    func perform() async -> HookResult {
+        do {
+            return .returned(try await invoke())
+        } catch {
+            return .threw(String(describing: error))
+        }
+    }
+
+    private func invoke() async throws -> Bool {
+        switch hook {
+        case .willFinishLaunching(let options):
+            return try await service.application(application, willFinishLaunchingWithOptions: options)
+        case .didFinishLaunching(let options):
+            return try await service.application(application, didFinishLaunchingWithOptions: options)
+        case .didUpdateConfiguration(let configuration):
+            return try await service.application(application, didUpdateConfiguration: configuration) == .applied
+        case .event(let event):
+            switch event {
+            case .didBecomeActive: try await service.applicationDidBecomeActive(application)
+            case .willResignActive: try await service.applicationWillResignActive(application)
+            case .didEnterBackground: try await service.applicationDidEnterBackground(application)
+            case .willEnterForeground: try await service.applicationWillEnterForeground(application)
+            case .didReceiveMemoryWarning(let level): try await service.applicationDidReceiveMemoryWarning(application, level: level)
+            case .protectedDataWillBecomeUnavailable: try await service.applicationProtectedDataWillBecomeUnavailable(application)
+            case .protectedDataDidBecomeAvailable: try await service.applicationProtectedDataDidBecomeAvailable(application)
+            case .willTerminate: try await service.applicationWillTerminate(application)
+            case .willFinishLaunching, .didFinishLaunching, .didUpdateConfiguration:
+                preconditionFailure("\(event) carries arguments: the host sends it as its own hook")
+            }
+            return true
+        }
+    }
+}

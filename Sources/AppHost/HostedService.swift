@@ -1,0 +1,48 @@
+import Logging
+
+/// One hosted service as the host's loop keeps it: the instance, its settings and health, and
+/// the calls queued behind a hook that ran past its deadline.
+struct HostedService {
+    let id: Int
+    var descriptor: ServiceDescriptor
+    let service: any ApplicationService
+    let logger: Logger
+    var health: ServiceHealth
+    var hookDeadline: Duration
+    var launchDeadline: Duration
+    /// A hook of it ran past its deadline and has not returned: later calls wait in `backlog`.
+    var isBusy = false
+    /// Calls made while busy, in order; they run once the late hook returned.
+    var backlog: [HookCall] = []
+    /// Ends its run loop (which is then cancelled).
+    var runLoopStop: AsyncStream<Never>.Continuation?
+
+    var name: String { descriptor.name }
+
+    mutating func disable(reason: String) {
+        health.condition = .disabled(reason: reason)
+    }
+
+    /// Runs `run(_:)` until it returns or `stop` ends; what it does before it first suspends
+    /// is done before this returns, when started with `addImmediateTask`.
+    static func runLoop(of service: any ApplicationService, _ application: HostedApplication, until stop: AsyncStream<Never>) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addImmediateTask {
+                do {
+                    try await service.run(application)
+                } catch is CancellationError {
+                } catch {
+                    application.logger.error("run loop ended with an error: \(error)")
+                }
+            }
+            group.addTask {
+                for await _ in stop {}
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}
+
+/// Stands in for a service whose factory threw, so the host can report why it is disabled.
+struct UnbuildableService: ApplicationService {}
