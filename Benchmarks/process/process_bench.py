@@ -26,8 +26,10 @@ programs under test with it, and prints a Markdown table of medians and ratios:
                   (default 100,000), in a fresh daemon each: N reloads (SIGHUP with the analytics
                   flush-interval alternating 60s / 30s, a live settings update; each waits for
                   its READY=1), then N transitions (SIGRTMIN+1 / SIGRTMIN+2 alternating, each
-                  waiting for its STATUS=). Memory that keeps growing with the steps is a leak;
-                  flat, or growth that levels off, is not.
+                  waiting for its STATUS=). Each sample follows a SIGRTMIN+18 (a critical memory
+                  warning: analytics flushes the records it buffers between flushes, one per
+                  reload, and the heap is trimmed). Memory that keeps growing with the steps is
+                  a leak; flat, or growth that levels off, is not.
 """
 import argparse, json, os, platform, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
@@ -356,20 +358,32 @@ def soak(binary, notify, directory, env, kind, steps, every):
         # Each waits for its own STATUS=, so the two never queue against each other (the kernel
         # hands pending real-time signals over lowest number first).
         requests = [(SIGRTMIN + 1, "background"), (SIGRTMIN + 2, "active")]
+    def one_step(step):
+        if kind == "reloads":
+            write_atomically(config, texts[step % 2])
+            os.kill(process.pid, signal.SIGHUP)
+            notify.wait_for(lambda f: f.get("READY") == "1", timeout=30)
+        else:
+            number, word = requests[(step - 1) % 2]
+            os.kill(process.pid, number)
+            notify.wait_for(lambda f, w=word: f.get("STATUS", "").startswith(w), timeout=30)
+
+    def trimmed_memory(step):
+        # SIGRTMIN+18 is a critical memory warning: analytics flushes the records it buffers
+        # between flushes (one per reload) and the heap is trimmed. The step repeated after it
+        # is handled after it (requests keep their order), so the sample follows the trim.
+        os.kill(process.pid, SIGRTMIN + 18)
+        one_step(step + 1)
+        one_step(step + 2)
+        return memory_kib(process.pid)
+
     began = time.monotonic()
-    rows = [(0, *memory_kib(process.pid), 0.0)]
+    rows = [(0, *trimmed_memory(0), 0.0)]
     try:
         for step in range(1, steps + 1):
-            if kind == "reloads":
-                write_atomically(config, texts[step % 2])
-                os.kill(process.pid, signal.SIGHUP)
-                notify.wait_for(lambda f: f.get("READY") == "1", timeout=30)
-            else:
-                number, word = requests[(step - 1) % 2]
-                os.kill(process.pid, number)
-                notify.wait_for(lambda f, w=word: f.get("STATUS", "").startswith(w), timeout=30)
+            one_step(step)
             if step % every == 0:
-                rows.append((step, *memory_kib(process.pid), time.monotonic() - began))
+                rows.append((step, *trimmed_memory(step), time.monotonic() - began))
                 print(f"  soak {kind}: {step} steps, VmRSS {rows[-1][1]} KiB, {rows[-1][3]:.0f} s", file=sys.stderr, flush=True)
     finally:
         code = stop(process)

@@ -83,7 +83,7 @@ extension HostLoop {
         return .success(ConfigurationDidReload(added: added, removed: removed, updated: updated, restarted: restarted))
     }
 
-    /// `willTerminate` to one service, then its worker ends.
+    /// `willTerminate` to one service, then it is retired (its run loop is cancelled).
     private mutating func terminateOne(_ index: Int, group: inout DiscardingTaskGroup) async {
         if services[index].health.isEnabled {
             var overruns: [Overrun] = []

@@ -174,7 +174,7 @@ struct HostLoop {
         lastReportedStatus = current
     }
 
-    /// Stops every worker and answers what is left: the run is over.
+    /// Retires every service and answers what is left: the run is over.
     mutating func close() async {
         for index in services.indices {
             retire(index)
