@@ -70,6 +70,9 @@ struct Daemon: Sendable {
             ? MemoryPressureService(host: host, environment: environment, thresholds: configuration.memoryPressure.thresholds, logger: logger)
             : nil
         let watchdog = WatchdogSettings.fromEnvironment(environment)
+        if let watchdog, watchdog.isBelowFloor {
+            logger.warning("watchdog: \(watchdog.summary)")
+        }
 
         logger.info(
             "apphostd \(ApphostdCommand.version) starting",
@@ -78,7 +81,7 @@ struct Daemon: Sendable {
                 "services": "\(configuration.services.map(\.name).joined(separator: ","))",
                 "state_directory": "\(configuration.stateDirectory)",
                 "memory_pressure": "\(pressure?.source.sourceDescription ?? "off (disabled in config)")",
-                "watchdog": "\(watchdog.map { "ping every \($0.pingInterval)" } ?? "off")",
+                "watchdog": "\(watchdog?.summary ?? "off")",
             ]
         )
 

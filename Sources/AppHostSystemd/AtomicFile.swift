@@ -52,6 +52,26 @@ package enum AtomicFile {
         if syncingDirectory { syncDirectory(of: path) }
     }
 
+    /// Removes what `write(_:to:)` left of `path` when a process died mid-write (SIGKILL):
+    /// `path.tmp-PID` files whose process no longer exists. Returns the names removed.
+    @discardableResult
+    package static func removeLeftovers(of path: String) -> [String] {
+        let directory = parentDirectory(of: path)
+        let prefix = String(path.dropFirst(directory.count + 1)) + ".tmp-"
+        guard let stream = opendir(directory) else { return [] }
+        defer { closedir(stream) }
+        var removed: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count)), pid > 0 else { continue }
+            guard kill(pid, 0) != 0, errno == ESRCH else { continue }
+            if unlink(directory + "/" + name) == 0 { removed.append(name) }
+        }
+        return removed
+    }
+
     /// Reads a whole file, or nil when it does not exist.
     package static func read(_ path: String) throws(Failure) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

@@ -33,6 +33,7 @@ public struct LaunchStateStore: LaunchStateStorage {
     /// `beginLaunch()` as of `now`.
     func beginLaunch(now: Date) throws -> LaunchOptions {
         try AtomicFile.makeDirectory(directory)
+        AtomicFile.removeLeftovers(of: recordPath)
         let previous: Record?
         if let bytes = try AtomicFile.read(recordPath) {
             do {

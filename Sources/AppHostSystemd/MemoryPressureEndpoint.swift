@@ -152,17 +152,26 @@ struct MemoryPressureEndpoint: Sendable {
     }
 
     /// Reads everything pending. Returns whether any byte arrived and whether the other end is gone.
-    mutating func drain() -> (gotData: Bool, endOfFile: Bool) {
+    mutating func drain() -> (gotData: Bool, endOfFile: Bool, isFlooding: Bool) {
         var buffer = [UInt8](repeating: 0, count: 4096)
         var gotData = false
-        while true {
+        // A pressure message is a few bytes; a source still readable after this many reads in
+        // one wake-up is always readable (a `/dev/zero` where a FIFO belongs) and would spin.
+        for _ in 0..<Self.readsPerWakeUp {
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count > 0 { gotData = true; continue }
-            if count == 0 { return (gotData, true) }
+            if count > 0 {
+                gotData = true
+                continue
+            }
+            if count == 0 { return (gotData, true, false) }
             if errno == EINTR { continue }
-            return (gotData, errno != EAGAIN && errno != EWOULDBLOCK)
+            return (gotData, errno != EAGAIN && errno != EWOULDBLOCK, false)
         }
+        return (gotData, false, true)
     }
+
+    /// How many 4 KiB reads one wake-up may make: 64 KiB of pressure messages.
+    static let readsPerWakeUp = 16
 
     /// Reopens a FIFO after its last writer left (only needed when opened read-only).
     mutating func reopen() -> Bool {

@@ -200,7 +200,12 @@ public final class MemoryPressureSource: Sendable {
                         continuation.yield(endpoints[index].level)
                     }
                 case .fifo, .characterDevice, .socket:
-                    let (gotData, endOfFile) = endpoints[index].drain()
+                    let (gotData, endOfFile, isFlooding) = endpoints[index].drain()
+                    if isFlooding {
+                        logger.warning("memory pressure: \(endpoints[index].path) is always readable (a device like /dev/zero, not a pressure source); not watching it")
+                        gone.append(index)
+                        continue
+                    }
                     if gotData { continuation.yield(endpoints[index].level) }
                     let hungUp = endOfFile || revents & Int32(POLLHUP) != 0 || trouble
                     guard hungUp else { continue }

@@ -8,8 +8,24 @@ public struct WatchdogSettings: Sendable, Equatable {
     /// How long systemd waits for a ping before it restarts the service.
     public let timeout: Duration
 
-    /// Ping at half the timeout, as sd_watchdog_enabled(3) recommends.
-    public var pingInterval: Duration { timeout / 2 }
+    /// The shortest ping interval: a ping goes through the host's loop, and pinging thousands of
+    /// times a second (`WATCHDOG_USEC=1`) would only burn a core.
+    public static let minimumPingInterval = Duration.milliseconds(100)
+
+    /// Ping at half the timeout, as sd_watchdog_enabled(3) recommends, but not more often than
+    /// every `minimumPingInterval`.
+    public var pingInterval: Duration { max(timeout / 2, Self.minimumPingInterval) }
+
+    /// True when the timeout is too short to honour: below twice `minimumPingInterval`, the
+    /// pings come too seldom for it and systemd will restart the service.
+    public var isBelowFloor: Bool { timeout / 2 < Self.minimumPingInterval }
+
+    /// How the daemon describes it at start.
+    public var summary: String {
+        isBelowFloor
+            ? "WATCHDOG_USEC=\(timeout.wholeMicroseconds) is below the \((Self.minimumPingInterval * 2).configText) floor: pinging every \(pingInterval.configText); raise WatchdogSec="
+            : "ping every \(pingInterval.configText)"
+    }
 
     /// A watchdog with this timeout (for tests and embedding).
     public init(timeout: Duration) {

@@ -102,4 +102,25 @@ struct LaunchRecorder: ApplicationService {
         #expect(options.launchCount == 1)
         await host.terminate()
     }
+
+    @Test("a launch removes what a killed run left of its atomic writes, and nothing of a live process")
+    func leftoversOfKilledWritesAreRemoved() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var child = pid_t()
+        var argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
+        defer { free(argv[0]) }
+        #expect(posix_spawn(&child, "/bin/true", nil, nil, &argv, nil) == 0)
+        var status: Int32 = 0
+        waitpid(child, &status, 0)
+        let dead = directory + "/launch-state.json.tmp-\(child)"
+        let live = directory + "/launch-state.json.tmp-1"
+        for path in [dead, live] { #expect(FileManager.default.createFile(atPath: path, contents: Data("{".utf8))) }
+
+        let host = try host(in: directory, journal: Journal())
+        #expect(try await host.launch().launchCount == 1)
+        #expect(!FileManager.default.fileExists(atPath: dead), "the dead writer's temporary file is left")
+        #expect(FileManager.default.fileExists(atPath: live), "a live process's temporary file was removed")
+        await host.terminate()
+    }
 }

@@ -27,4 +27,15 @@ import Testing
         let defaults = WatchdogSettings.fromEnvironment(["WATCHDOG_USEC": "20000000", "WATCHDOG_PID": "\(getpid())"])
         #expect(defaults?.timeout == .seconds(20))
     }
+
+    @Test("an interval too short to honour is clamped to the floor and reported")
+    func tooShortIsClampedAndReported() throws {
+        let tiny = try #require(WatchdogSettings.fromEnvironment(["WATCHDOG_USEC": "1"], pid: 100))
+        #expect(tiny.pingInterval == WatchdogSettings.minimumPingInterval)
+        #expect(tiny.isBelowFloor)
+        #expect(tiny.summary.contains("below the 200ms floor"))
+        let fine = try #require(WatchdogSettings.fromEnvironment(["WATCHDOG_USEC": "200000"], pid: 100))
+        #expect(fine.pingInterval == .milliseconds(100))
+        #expect(!fine.isBelowFloor)
+    }
 }

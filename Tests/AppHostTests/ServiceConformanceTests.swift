@@ -2,6 +2,7 @@
 import Logging
 import ServiceLifecycle
 import ServiceLifecycleTestKit
+import AppHostTestSupport
 import Testing
 
 @Suite struct ServiceConformanceTests {

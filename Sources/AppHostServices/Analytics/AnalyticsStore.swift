@@ -58,6 +58,7 @@ final class AnalyticsStore {
         } catch {
             throw Failure(path: directory, reason: "\(error)")
         }
+        AtomicFile.removeLeftovers(of: directory + "/" + Self.summaryName)
         var report: AnalyticsReport
         do {
             report = try AnalyticsReport.loadSummary(directory: directory)
