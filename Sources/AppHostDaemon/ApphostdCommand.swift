@@ -34,7 +34,8 @@ public struct ApphostdCommand: ParsableCommand {
             Memory pressure: $MEMORY_PRESSURE_WATCH, else the cgroup's or the
             system's PSI file (/proc/pressure/memory).
 
-            Exit codes: 0 clean exit, 1 launch failed, 78 bad config (EX_CONFIG).
+            Exit codes: 0 clean exit, 1 launch failed, 75 state directory in use by
+            another daemon (EX_TEMPFAIL), 78 bad config (EX_CONFIG).
             """,
         version: version,
         subcommands: [RunCommand.self, CheckCommand.self, ServicesCommand.self, AnalyticsCommand.self],

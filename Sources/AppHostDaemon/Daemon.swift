@@ -36,6 +36,18 @@ struct Daemon: Sendable {
             return ExitStatus.launchFailed
         }
 
+        // One owner per state directory, for the daemon's whole life.
+        let stateLock: StateDirectoryLock
+        do {
+            stateLock = try StateDirectoryLock(directory: configuration.stateDirectory)
+        } catch {
+            FileHandle.standardError.write(Data("<3>apphostd: \(error)\n".utf8))
+            notifier.status("\(error)")
+            if case .held = error { return ExitStatus.stateDirectoryInUse }
+            return ExitStatus.launchFailed
+        }
+        defer { withExtendedLifetime(stateLock) {} }
+
         let host: PluggableApplicationHost
         do {
             host = try PluggableApplicationHost(
