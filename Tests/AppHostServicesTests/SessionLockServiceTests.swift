@@ -3,6 +3,7 @@ import AppHost
 import Foundation
 import Logging
 import Synchronization
+import AppHostTestSupport
 import Testing
 
 // MARK: Support shared by the session-lock and notification tests
@@ -268,6 +269,60 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
             #expect(service.isLocked)
         }
         #expect(!logs.all.contains { $0.message.contains("too-open") })
+    }
+
+    @Test("a secret-file that is a FIFO is refused at once, at launch and at a later unlock, and stop is not held up")
+    func aFIFOSecretIsRefusedWithoutBlocking() async throws {
+        let directory = try makeSessionTestDirectory()
+        let path = directory + "/secret"
+        #expect(mkfifo(path, 0o600) == 0)
+        let refused = await completes(within: .seconds(5)) {
+            do {
+                _ = try SessionSecret.read(from: path)
+                Issue.record("a FIFO was read as a secret")
+            } catch let error as SecretUnavailable {
+                #expect(error.problem == "is not a regular file (a FIFO)")
+            } catch {
+                Issue.record("unexpected error \(error)")
+            }
+        }
+        #expect(refused, "reading a FIFO secret blocked")
+
+        // Swapped in while running: background with a good file, then the FIFO, then foreground.
+        unlink(path)
+        try writeSecret("good", to: path, mode: 0o600)
+        let service = try lockService(["secret-file": .string(path)])
+        let logs = AwaitedLog<CapturedLogRecord>()
+        let finished = await completes(within: .seconds(10)) {
+            try? await withRunningHost([ServiceDescriptor(name: "session-lock", service: service)], logs: logs) { host in
+                try await host.enterBackground()
+                unlink(path)
+                #expect(mkfifo(path, 0o600) == 0)
+                try await host.enterForeground()
+                let refusal = await logs.first { $0.level == .error && $0.message.contains("is not a regular file (a FIFO)") }
+                #expect(refusal != nil)
+                #expect(service.isLocked)
+            }
+        }
+        #expect(finished, "the host did not stop: the FIFO blocked the service")
+    }
+
+    @Test("a secret-file owned by another user is refused")
+    func aSecretOwnedBySomeoneElseIsRefused() throws {
+        let directory = try makeSessionTestDirectory()
+        let path = directory + "/secret"
+        try writeSecret("theirs", to: path, mode: 0o600)
+        guard geteuid() == 0 else {
+            print("SessionLockServiceTests: owner check skipped: needs root to chown a file to another user")
+            return
+        }
+        #expect(chown(path, 4242, 4242) == 0)
+        #expect(throws: SecretUnavailable.self) { _ = try SessionSecret.read(from: path) }
+        do {
+            _ = try SessionSecret.read(from: path)
+        } catch {
+            #expect(error.problem.contains("is owned by uid 4242"))
+        }
     }
 
     @Test func credentialsComeFromTheCredentialsDirectory() async throws {

@@ -38,11 +38,25 @@ final class SessionSecret: Sendable {
         explicit_bzero(base, buffer.count)
     }
 
-    /// Reads the secret at `path`, refusing files that group or others could read.
+    /// What a file that is not regular is, for the message.
+    static func kind(of mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFIFO: "a FIFO"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFDIR: "a directory"
+        case S_IFSOCK: "a socket"
+        default: "not a regular file"
+        }
+    }
+
+    /// Reads the secret at `path`: a regular file owned by the service user (or root) that
+    /// group and others cannot read or write. Anything else is refused without blocking: the
+    /// open never waits (a FIFO where the file belongs would wait for a writer forever).
     ///
     /// The content is never logged or put into an error.
     static func read(from path: String) throws(SecretUnavailable) -> SessionSecret {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else {
             let code = errno
             switch code {
@@ -60,7 +74,10 @@ final class SessionSecret: Sendable {
             throw SecretUnavailable(path: path, problem: "cannot be inspected: \(String(cString: strerror(errno)))", fix: "check the path and its permissions")
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            throw SecretUnavailable(path: path, problem: "is not a regular file", fix: "point the setting at a file holding the secret")
+            throw SecretUnavailable(path: path, problem: "is not a regular file (\(Self.kind(of: info.st_mode)))", fix: "point the setting at a file holding the secret")
+        }
+        guard info.st_uid == geteuid() || info.st_uid == 0 else {
+            throw SecretUnavailable(path: path, problem: "is owned by uid \(info.st_uid), not by the service user (uid \(geteuid())) or root", fix: "chown it to the service user")
         }
         let loosePermissions = info.st_mode & 0o077
         guard loosePermissions == 0 else {
