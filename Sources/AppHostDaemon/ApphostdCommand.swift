@@ -46,7 +46,9 @@ public struct ApphostdCommand: ParsableCommand {
     /// exits the process.
     public static func main(registry: ServiceRegistry) -> Never {
         installedRegistry.withLock { $0 = registry }
-        if let config = runConfigOption(Array(CommandLine.arguments.dropFirst())) {
+        // The arguments as given: a config path that is not UTF-8 keeps its bytes (`RawPath`).
+        let arguments = (1..<Int(CommandLine.argc)).compactMap { CommandLine.unsafeArgv[$0].map { RawPath.decode(UnsafePointer($0)) } }
+        if let config = runConfigOption(arguments) {
             // The start under systemd, the path readiness is measured on: swift-argument-parser
             // would build the whole command tree by reflection first (about 2 ms of a 17 ms
             // start). Anything but the plain shapes below goes through the parser.
@@ -56,7 +58,7 @@ public struct ApphostdCommand: ParsableCommand {
                 exit(withError: error)
             }
         } else {
-            main()
+            main(arguments)
         }
         Foundation.exit(0)
     }

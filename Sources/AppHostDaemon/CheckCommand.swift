@@ -17,7 +17,7 @@ struct CheckCommand: ParsableCommand {
         do {
             let loaded = try ConfigurationLoader(registry: ApphostdCommand.registry()).load(path: path)
             let names = loaded.services.map(\.name)
-            print("OK: \(path): \(names.count) service\(names.count == 1 ? "" : "s") (\(names.joined(separator: ", ")))")
+            print("OK: \(RawPath.displayed(path)): \(names.count) service\(names.count == 1 ? "" : "s") (\(names.joined(separator: ", ")))")
         } catch {
             FileHandle.standardError.write(Data("apphostd: \(error)\n".utf8))
             throw ExitStatus.badConfiguration

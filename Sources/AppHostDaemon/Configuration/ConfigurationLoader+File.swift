@@ -10,8 +10,12 @@ extension ConfigurationLoader {
     /// Refuses, with the reason and the path: a missing file (ENOENT), a symlink loop (ELOOP),
     /// an unreadable file (EACCES), anything that is not a regular file, files over 1 MiB, and
     /// bytes that are not UTF-8.
-    func load(path: String) throws(ConfigurationError) -> DaemonConfiguration {
-        let bytes = try Self.readConfigFile(path)
+    ///
+    /// `path` may carry bytes that are not UTF-8 (see `RawPath`): the file is opened by those
+    /// bytes and messages show them escaped.
+    func load(path given: String) throws(ConfigurationError) -> DaemonConfiguration {
+        let path = RawPath.displayed(given)
+        let bytes = try Self.readConfigFile(given)
         guard let text = String(validating: bytes, as: UTF8.self) else {
             let (offset, line) = Self.firstInvalidUTF8(bytes)
             throw ConfigurationError(
@@ -24,7 +28,8 @@ extension ConfigurationLoader {
     }
 
     /// The file's bytes, at most `sizeLimit`, or an error saying why not.
-    static func readConfigFile(_ path: String) throws(ConfigurationError) -> [UInt8] {
+    static func readConfigFile(_ given: String) throws(ConfigurationError) -> [UInt8] {
+        let path = RawPath.displayed(given)
         func failure(_ message: String, hint: String? = nil) -> ConfigurationError {
             ConfigurationError(file: path, keyPath: "", message: message, hint: hint)
         }
@@ -46,7 +51,9 @@ extension ConfigurationLoader {
         }
         guard !path.isEmpty else { throw failure("the config path is empty", hint: "pass --config FILE") }
         // O_NONBLOCK: opening a FIFO must not hang; the type is checked right after.
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        let descriptor = (RawPath.bytes(given) + [0]).withUnsafeBufferPointer { name in
+            name.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) }
+        }
         guard descriptor >= 0 else { throw systemFailure(errno, "open the config file") }
         defer { close(descriptor) }
         var status = stat()
