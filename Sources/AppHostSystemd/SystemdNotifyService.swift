@@ -23,10 +23,18 @@ public struct SystemdNotifyService: Service {
     /// Forwards reports until the host's run ended (a graceful shutdown does not cut it short, so
     /// the last status still goes out), then waits for its turn to shut down.
     public func run() async {
+        // `EXTEND_TIMEOUT_USEC=` for each of a thousand services would be a thousand datagrams:
+        // one is sent when the last one is a second old, or when the next step may take longer
+        // than the last one allowed for.
+        var lastExtension: (at: ContinuousClock.Instant, next: Duration)?
         for await report in reports {
             switch report {
             case .status(let status), .stopped(let status): notifier.status(status.description)
-            case .progress(let next): notifier.extendTimeout(by: next + .seconds(1))
+            case .progress(let next):
+                let now = ContinuousClock.now
+                if let last = lastExtension, now - last.at < .seconds(1), next <= last.next { continue }
+                lastExtension = (now, next)
+                notifier.extendTimeout(by: next + .seconds(1))
             case .ready(let status): notifier.ready(status: status.description)
             case .reloading: notifier.reloading(status: reloadStatus)
             case .stopping(let reason): notifier.stopping(status: "stopping (\(reason))")
