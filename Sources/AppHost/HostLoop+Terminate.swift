@@ -26,9 +26,11 @@ extension HostLoop {
             event: .willTerminate, from: .terminating, to: .notRunning, duration: ContinuousClock.now - start,
             overruns: overruns, failures: failures, serviceCount: targets.count
         ))
-        if let launchState = configuration.launchState, !isCancelled {
+        if let launchState = configuration.launchState, let launchOptions, !isCancelled {
             do {
-                try launchState.markCleanExit()
+                if let remark = try launchState.markCleanExit(of: launchOptions) {
+                    logger.error("launch state: \(remark)")
+                }
             } catch {
                 logger.error("could not record the clean exit", metadata: ["error": "\(error)"])
             }

@@ -5,6 +5,8 @@
 public protocol LaunchStateStorage: Sendable {
     /// Counts this launch, marks the run as in progress, and returns the options for it.
     func beginLaunch() throws -> LaunchOptions
-    /// Records that this run ended cleanly: every service got its last call.
-    func markCleanExit() throws
+    /// Records that the run `options` describe ended cleanly: every service got its last call.
+    /// Returns a remark for the log when something had to be repaired on the way (the state
+    /// was deleted while the run went on and was written again from `options`).
+    func markCleanExit(of options: LaunchOptions) throws -> String?
 }

@@ -64,8 +64,18 @@ public struct LaunchStateStore: LaunchStateStorage {
         )
     }
 
-    /// Records that this run ended cleanly by removing the running marker.
-    public func markCleanExit() throws {
+    /// Records that the run ended cleanly by removing the running marker. When the state
+    /// directory was deleted while the run went on, writes `launch-state.json` again from
+    /// `options`, so the next launch still counts as a restore of this installation.
+    public func markCleanExit(of options: LaunchOptions) throws -> String? {
+        var remark: String?
+        if access(recordPath, F_OK) != 0 {
+            try AtomicFile.makeDirectory(directory)
+            let record = Record(installationID: options.installationID, launchCount: options.launchCount, lastLaunch: options.launchDate)
+            try AtomicFile.write(record.json, to: recordPath)
+            remark = "\(recordPath) was deleted while the daemon ran (its state directory removed?); wrote it again from memory (launch \(options.launchCount))"
+        }
         try AtomicFile.remove(markerPath)
+        return remark
     }
 }

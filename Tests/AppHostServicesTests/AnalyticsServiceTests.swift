@@ -81,6 +81,29 @@ struct AnalyticsServiceTests {
         try await running.stop()
     }
 
+    @Test("a state directory deleted under a running store: the next flush recreates it with every count held in memory")
+    func deletedDirectoryIsRecreatedFromMemory() throws {
+        let root = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let directory = root + "/state/analytics"
+        let store = try AnalyticsStore(directory: directory)
+        for _ in 0..<3 { _ = store.record(.background) }
+        try store.flush(compactAfter: .max)
+        try FileManager.default.removeItem(atPath: root + "/state")
+
+        for _ in 0..<2 { _ = store.record(.background) }
+        #expect(try store.flush(compactAfter: .max) == 2)
+        #expect(store.takeRepairNotice()?.contains("was deleted while the daemon ran") == true)
+        #expect(store.takeRepairNotice() == nil, "the notice is given once")
+        #expect(try AnalyticsReport.load(stateDirectory: "", directory: directory).backgroundEntries == 5)
+
+        // The recreated log takes later records as before.
+        _ = store.record(.foreground)
+        try store.flush(compactAfter: .max)
+        let reopened = try AnalyticsStore(directory: directory)
+        #expect(reopened.report.backgroundEntries == 5 && reopened.report.foregroundEntries == 1)
+    }
+
     @Test func recoveryDropsATornTailAndKeepsEverythingBefore() throws {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -123,4 +123,24 @@ struct LaunchRecorder: ApplicationService {
         #expect(FileManager.default.fileExists(atPath: live), "a live process's temporary file was removed")
         await host.terminate()
     }
+
+    @Test("a state directory deleted while running: the clean exit writes the launch state again, so the next launch is a restore")
+    func deletedStateDirectoryIsWrittenAgainAtExit() async throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let directory = root + "/state"
+        let first = try host(in: directory, journal: Journal())
+        let options = try await first.launch()
+        try FileManager.default.removeItem(atPath: directory)
+        await first.terminate()
+        #expect(FileManager.default.fileExists(atPath: directory + "/launch-state.json"))
+
+        let next = try host(in: directory, journal: Journal())
+        let restored = try await next.launch()
+        #expect(restored.kind == .restore)
+        #expect(restored.launchCount == 2)
+        #expect(restored.installationID == options.installationID)
+        #expect(restored.previousExit == .clean)
+        await next.terminate()
+    }
 }

@@ -247,7 +247,8 @@ final class InMemoryLaunchState: LaunchStateStorage {
         }
     }
 
-    func markCleanExit() throws {
+    func markCleanExit(of options: LaunchOptions) throws -> String? {
         state.withLock { $0.isRunning = false }
+        return nil
     }
 }

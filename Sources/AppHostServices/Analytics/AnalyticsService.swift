@@ -238,5 +238,8 @@ public final class AnalyticsService: ApplicationService {
         } catch {
             logger.error("analytics flush failed: \(error)")
         }
+        if let notice = state.withLock({ $0.store?.takeRepairNotice() }) {
+            logger.error("analytics: \(notice)")
+        }
     }
 }

@@ -44,7 +44,9 @@ final class AnalyticsStore {
     let recoveredBytes: Int
     private var logSize: Int
     private var nextSequence: UInt64
-    private let descriptor: Int32
+    private var descriptor: Int32
+    /// What a flush had to repair, for the service's log; taken by `takeRepairNotice()`.
+    private var repairNotice: String?
 
     var logPath: String { directory + "/" + Self.logName }
     var summaryPath: String { directory + "/" + Self.summaryName }
@@ -120,6 +122,12 @@ final class AnalyticsStore {
     @discardableResult
     func flush(compactAfter: Int) throws(Failure) -> Int {
         guard !pending.isEmpty else { return 0 }
+        if try recreateIfDeleted() {
+            let count = pendingCount
+            pending = []
+            pendingCount = 0
+            return count
+        }
         var offset = 0
         while offset < pending.count {
             let written = pending.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
@@ -139,6 +147,33 @@ final class AnalyticsStore {
         pendingCount = 0
         if logSize > compactAfter { try compact() }
         return count
+    }
+
+    /// When the log was unlinked while open (the state directory deleted under the daemon), makes
+    /// the directory and files again from memory: the summary gets every count, pending ones
+    /// included, and the log starts empty. Returns whether it did.
+    private func recreateIfDeleted() throws(Failure) -> Bool {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_nlink == 0 else { return false }
+        do {
+            try AtomicFile.makeDirectory(directory)
+        } catch {
+            throw Failure(path: directory, reason: "\(error)")
+        }
+        let fd = open(logPath, O_RDWR | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure("open", path: logPath) }
+        close(descriptor)
+        descriptor = fd
+        logSize = 0
+        try compact()
+        repairNotice = "\(logPath) was deleted while the daemon ran (its state directory removed?); recreated it, with the totals held in memory in \(Self.summaryName)"
+        return true
+    }
+
+    /// What the last flushes had to repair, once.
+    func takeRepairNotice() -> String? {
+        defer { repairNotice = nil }
+        return repairNotice
     }
 
     /// Folds everything into `summary.json` (atomically) and empties the log. A crash between
