@@ -140,6 +140,36 @@ struct ExecServiceTests {
         #expect(elapsed >= .milliseconds(200) + .seconds(2) && elapsed < .seconds(5))
     }
 
+    /// Processes whose command line contains `marker`.
+    static func processes(running marker: String) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> pid_t? in
+            guard let pid = pid_t(entry),
+                  let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { return nil }
+            let arguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return arguments.contains(marker) ? pid : nil
+        }
+    }
+
+    @Test("after a timeout nothing of the run is left: a background child that ignores SIGTERM dies with its group, even after the leader exited")
+    func theTimeoutKillsTheWholeProcessGroup() async throws {
+        let marker = "777.\(getpid())"
+        defer { for pid in Self.processes(running: marker) { kill(pid, SIGKILL) } }
+        let script = "(trap '' TERM; exec /bin/sleep \(marker)) & exec /bin/sleep 778"
+        let outcome = try await ExecService.execute(executable: "/bin/sh", settings: try Self.settings(["sh", "-c", script], timeout: .milliseconds(300)), environment: [:], logger: Logger(label: "test"), event: "test")
+        #expect(outcome.timedOut)
+        var left = Self.processes(running: marker)
+        // SIGKILL is sent before execute returns; the kernel may take a moment to reap.
+        for _ in 0..<50 where !left.isEmpty {
+            try await Task.sleep(for: .milliseconds(20))
+            left = Self.processes(running: marker).filter { pid in
+                let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.split(separator: " ").dropFirst(2).first
+                return state != "Z"
+            }
+        }
+        #expect(left.isEmpty, "still running after the timeout: \(left)")
+    }
+
     /// The daemon blocks SIGTERM in every thread; a child must still start with an empty mask
     /// and die on SIGTERM. (`sleep` itself, not `sh`: dash clears its mask at startup.)
     @Test func aChildSpawnedFromASignalsBlockedThreadStillDiesOnSIGTERM() async throws {

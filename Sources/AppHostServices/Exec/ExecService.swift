@@ -251,6 +251,10 @@ public final class ExecService: ApplicationService {
             case timedOut
         }
         let timeout = settings.timeout
+        // The child leads a process group of its own (its session); after a timeout the whole
+        // group is killed, even when its leader already exited and left children behind.
+        let processGroup = ProcessGroup()
+        defer { processGroup.killIfKept() }
         return try await withThrowingTaskGroup(of: Finish.self) { group in
             group.addTask {
                 let result = try await Subprocess.run(
@@ -258,7 +262,8 @@ public final class ExecService: ApplicationService {
                     workingDirectory: workingDirectory, platformOptions: options,
                     input: .none, output: .sequence, error: .sequence
                 ) { execution in
-                    try await withThrowingTaskGroup(of: Void.self) { readers in
+                    processGroup.keep(execution.processIdentifier.value)
+                    return try await withThrowingTaskGroup(of: Void.self) { readers in
                         readers.addTask {
                             do {
                                 for try await line in execution.standardOutput.strings() {
@@ -294,6 +299,8 @@ public final class ExecService: ApplicationService {
                 let first = try await group.next()!
                 if case .ran(let status) = first {
                     group.cancelAll()
+                    // Ended on its own: what it started in the background is its business.
+                    processGroup.forget()
                     return outcome(status, timedOut: false)
                 }
             } catch is CancellationError {
@@ -315,5 +322,18 @@ public final class ExecService: ApplicationService {
         case .exited(let code): Outcome(exitCode: Int32(code), signal: nil, timedOut: timedOut)
         case .signaled(let signal): Outcome(exitCode: nil, signal: Int32(signal), timedOut: timedOut)
         }
+    }
+}
+
+/// The process group of one run, killed after a timeout.
+private final class ProcessGroup: Sendable {
+    private let leader = Mutex<pid_t?>(nil)
+
+    func keep(_ pid: pid_t) { leader.withLock { $0 = pid } }
+    func forget() { leader.withLock { $0 = nil } }
+
+    /// SIGKILL to the whole group, leader gone or not.
+    func killIfKept() {
+        if let pid = leader.withLock({ $0 }) { _ = kill(-pid, SIGKILL) }
     }
 }
