@@ -71,17 +71,6 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "apphostd", dependencies: ["AppHostDaemon", "AppHostServices"]),
-        // The host in a program's own ServiceGroup, as README.md shows it; run by the integration tests.
-        .executableTarget(
-            name: "apphost-embedding-example",
-            dependencies: [
-                "AppHost",
-                "AppHostSystemd",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Examples/EmbeddedHost"
-        ),
         // What the test targets share: running a host beside a test.
         .target(name: "AppHostTestSupport", dependencies: ["AppHost"], path: "Tests/AppHostTestSupport"),
         // Stand-ins for server frameworks' type names, for the name-clash test.
@@ -106,6 +95,6 @@ let package = Package(
             dependencies: ["AppHostDaemon", "AppHostServices", "AppHostTestSupport"],
             exclude: ["BadConfigs"]
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["apphostd", "apphost-embedding-example"], exclude: ["Support"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["apphostd"], exclude: ["Support"]),
     ]
 )

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 extension IntegrationEnvironment {
     /// The `swift` driver on PATH, which builds the fixture packages.
     static let swiftDriver: String? = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
@@ -13,7 +17,8 @@ extension IntegrationSuites {
     @Suite(
         .serialized,
         .enabled(if: ProcessInfo.processInfo.environment["APPHOSTD_SKIP_INTEGRATION"] != "1", "APPHOSTD_SKIP_INTEGRATION=1"),
-        .enabled(if: IntegrationEnvironment.swiftDriver != nil, "needs the swift toolchain on PATH")
+        .enabled(if: IntegrationEnvironment.swiftDriver != nil, "needs the swift toolchain on PATH"),
+        .enabled(if: IntegrationEnvironment.canRunDaemonDirectly, "needs the built binaries (reason printed)")
     )
     struct EmbeddingPackageTests {
         static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
@@ -46,15 +51,31 @@ extension IntegrationSuites {
             }
         }
 
-        @Test("the fixture package builds against AppHost and AppHostSystemd")
-        func fixtureBuilds() async throws {
+        @Test("the fixture package builds, and the program follows the signal map: SIGUSR1 to the background, SIGRTMIN+2 to the foreground, SIGTERM terminates and it exits 0")
+        func fixtureBuildsAndFollowsTheSignalMap() async throws {
             let swift = try #require(IntegrationEnvironment.swiftDriver)
-            let result = try await ProcessRunner.run(
-                [swift, "build", "--package-path", Self.fixture, "--scratch-path", Self.repository + "/.build-fixture"],
-                environment: ProcessRunner.environment(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? ""]),
-                timeout: .seconds(900)
+            let scratch = Self.repository + "/.build-fixture"
+            let environment = ProcessRunner.environment(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? ""])
+            let build = try await ProcessRunner.run(
+                [swift, "build", "--package-path", Self.fixture, "--scratch-path", scratch],
+                environment: environment, timeout: .seconds(900)
             )
-            #expect(result.succeeded, "\(result)")
+            try #require(build.succeeded, "\(build)")
+            let program = scratch + "/debug/MyProgram"
+
+            // A host embedded in a program's own ServiceGroup with the signal service gets the
+            // whole signal map, as apphostd does (without it, SIGUSR1 killed the program).
+            try await NotifyRecorder.with(config: "", program: (program, [])) { running in
+                try await running.waitFor("READY=1") { $0.has("READY", "1") }
+                try running.send(SIGUSR1)
+                try await running.waitFor("background") { $0.status?.hasPrefix("background") == true }
+                try running.send(NotifyRecorder.realtime(2))
+                try await running.waitFor("active again") { $0.status?.hasPrefix("active") == true && $0.fields["READY"] == nil }
+                try running.send(SIGTERM)
+                try await running.waitFor("STOPPING=1") { $0.has("STOPPING", "1") }
+                let exit = try await running.waitForExit()
+                #expect(exit.status == 0, "\(exit)\n\(running.diagnostics())")
+            }
         }
     }
 }
