@@ -307,6 +307,21 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         #expect(finished, "the host did not stop: the FIFO blocked the service")
     }
 
+    @Test("a secret-file larger than 64 KiB is refused without being read into memory")
+    func anOversizedSecretIsRefused() throws {
+        let directory = try makeSessionTestDirectory()
+        let path = directory + "/secret"
+        try writeSecret(String(repeating: "x", count: SessionSecret.sizeLimit + 1), to: path, mode: 0o600)
+        do {
+            _ = try SessionSecret.read(from: path)
+            Issue.record("a \(SessionSecret.sizeLimit + 1)-byte secret was read")
+        } catch {
+            #expect(error.problem == "is 65537 bytes, more than the 64 KiB a secret may be")
+        }
+        try writeSecret(String(repeating: "x", count: SessionSecret.sizeLimit), to: path, mode: 0o600)
+        #expect(throws: Never.self) { _ = try SessionSecret.read(from: path) }
+    }
+
     @Test("a secret-file owned by another user is refused")
     func aSecretOwnedBySomeoneElseIsRefused() throws {
         let directory = try makeSessionTestDirectory()

@@ -38,6 +38,10 @@ final class SessionSecret: Sendable {
         explicit_bzero(base, buffer.count)
     }
 
+    /// The largest secret read: a key or passphrase is a few bytes to a few KiB; a larger file is
+    /// the wrong file, and reading it would hold that much memory.
+    static let sizeLimit = 64 * 1024
+
     /// What a file that is not regular is, for the message.
     static func kind(of mode: mode_t) -> String {
         switch mode & S_IFMT {
@@ -75,6 +79,9 @@ final class SessionSecret: Sendable {
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw SecretUnavailable(path: path, problem: "is not a regular file (\(Self.kind(of: info.st_mode)))", fix: "point the setting at a file holding the secret")
+        }
+        guard info.st_size <= Self.sizeLimit else {
+            throw SecretUnavailable(path: path, problem: "is \(info.st_size) bytes, more than the \(Self.sizeLimit / 1024) KiB a secret may be", fix: "point the setting at the secret itself (a few bytes to a few KiB)")
         }
         guard info.st_uid == geteuid() || info.st_uid == 0 else {
             throw SecretUnavailable(path: path, problem: "is owned by uid \(info.st_uid), not by the service user (uid \(geteuid())) or root", fix: "chown it to the service user")
