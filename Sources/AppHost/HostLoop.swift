@@ -65,18 +65,10 @@ struct HostLoop {
                     await terminate(group: &group)
                 } else if !queue.isEmpty {
                     await handle(queue.removeFirst(), group: &group)
-                } else if let input = await inputs.next() {
-                    switch input {
-                    case .request(let request): accept(request)
-                    case .runFinished(let token): backlogFinished(token, group: &group)
-                    case .lateAnswer(let serviceID, let hook, let result): lateAnswer(serviceID, hook, result, group: &group)
-                    case .sessionLockChanged(let change):
-                        await applySessionLock(change, group: &group)
-                        await finishRequest(group: &group)
-                    case .deadline(let instant): timerWakes.removeAll { $0 == instant }
-                    }
-                } else {
-                    isCancelled = true
+                } else if let input = await nextInput() {
+                    _ = take(input, group: &group)
+                    // A lock change outside any request is a request of its own.
+                    if !sessionLockChanges.isEmpty { await finishRequest(group: &group) }
                 }
             }
         }
@@ -357,23 +349,14 @@ struct HostLoop {
                     return results
                 }
                 if let look = run.nextLook(now: .now) { armTimer(at: look) }
-                guard let input = await inputs.next() else {
-                    isCancelled = true
-                    continue
-                }
-                switch input {
-                case .runFinished(let token):
-                    if token == run.token {
-                        let made = run.results
-                        for offset in made.indices { results[start + offset] = made[offset] }
-                        start = calls.count
-                        break waiting
-                    }
-                    backlogFinished(token, group: &group)
-                case .lateAnswer(let serviceID, let hook, let result):
-                    lateAnswer(serviceID, hook, result, group: &group)
-                case .deadline(let wake):
-                    timerWakes.removeAll { $0 == wake }
+                guard let input = await nextInput() else { continue }
+                switch take(input, group: &group) {
+                case .runFinished(let token) where token == run.token:
+                    let made = run.results
+                    for offset in made.indices { results[start + offset] = made[offset] }
+                    start = calls.count
+                    break waiting
+                case .deadlinePassed:
                     guard let position = run.handOverIfOverdue(now: .now) else { continue }
                     let made = run.results
                     for offset in 0..<position { results[start + offset] = made[offset] }
@@ -381,10 +364,8 @@ struct HostLoop {
                     services[owners[start + position]].isBusy = true
                     start += position + 1
                     break waiting
-                case .request(let request):
-                    accept(request)
-                case .sessionLockChanged(let change):
-                    sessionLockChanges.append(change)
+                case .runFinished, .nothing:
+                    continue
                 }
             }
         }
@@ -394,25 +375,56 @@ struct HostLoop {
     /// Waits until a busy service made every call queued behind its late hook (the last of them
     /// its `willTerminate`), or `instant` passes.
     mutating func waitUntilFree(_ index: Int, until instant: ContinuousClock.Instant, deadline: Duration, group: inout DiscardingTaskGroup) async -> HookResult {
-        let id = services[index].id
         while services[index].isBusy {
             if isCancelled { return .abandoned }
             armTimer(at: instant)
-            guard let input = await inputs.next() else {
-                isCancelled = true
-                continue
-            }
-            switch input {
-            case .runFinished(let token): backlogFinished(token, group: &group)
-            case .lateAnswer(let serviceID, let hook, let result): lateAnswer(serviceID, hook, result, group: &group)
-            case .deadline(let wake):
-                timerWakes.removeAll { $0 == wake }
-                if ContinuousClock.now >= instant, services[index].id == id, services[index].isBusy { return .overran(deadline) }
-            case .request(let request): accept(request)
-            case .sessionLockChanged(let change): sessionLockChanges.append(change)
+            guard let input = await nextInput() else { continue }
+            if case .deadlinePassed = take(input, group: &group), ContinuousClock.now >= instant, services[index].isBusy {
+                return .overran(deadline)
             }
         }
         return .returned(true)
+    }
+
+    /// What an input means to a caller that waits for something: the one place every input
+    /// is handled.
+    enum Taken {
+        /// Handled here (a request queued, a late answer or lock change booked).
+        case nothing
+        /// A run, not one of a busy service's backlog, made all its calls.
+        case runFinished(token: Int)
+        /// A deadline wake: whoever waits looks at the clock.
+        case deadlinePassed
+    }
+
+    /// Books `input`: requests are accepted (terminate at once), late answers free their
+    /// service, lock changes wait for the end of the request, wakes are crossed off.
+    mutating func take(_ input: HostInput, group: inout DiscardingTaskGroup) -> Taken {
+        switch input {
+        case .request(let request):
+            accept(request)
+        case .runFinished(let token):
+            guard backlogRuns[token] != nil else { return .runFinished(token: token) }
+            backlogFinished(token, group: &group)
+        case .lateAnswer(let serviceID, let hook, let result):
+            lateAnswer(serviceID, hook, result, group: &group)
+        case .sessionLockChanged(let change):
+            sessionLockChanges.append(change)
+        case .deadline(let wake):
+            timerWakes.removeAll { $0 == wake }
+            return .deadlinePassed
+        }
+        return .nothing
+    }
+
+    /// The next input; nil once the stream ended, which only cancellation of the host's task
+    /// does (then `isCancelled` is set).
+    mutating func nextInput() async -> HostInput? {
+        guard let input = await inputs.next() else {
+            isCancelled = true
+            return nil
+        }
+        return input
     }
 
     /// Wakes the loop at `instant` unless an earlier wake is pending.
