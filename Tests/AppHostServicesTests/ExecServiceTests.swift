@@ -170,6 +170,40 @@ struct ExecServiceTests {
         #expect(left.isEmpty, "still running after the timeout: \(left)")
     }
 
+    @Test("after a timeout a descendant that left the process group with setsid is killed too")
+    func theTimeoutKillsADescendantThatLeftTheGroup() async throws {
+        let marker = "779.\(getpid())"
+        defer { for pid in Self.processes(running: marker) { kill(pid, SIGKILL) } }
+        // setsid forks when it leads a group, so the sleeper ends up in a session of its own,
+        // reparented away from the run once the shell that started it dies.
+        let script = "/usr/bin/setsid /bin/sh -c \"trap '' TERM; exec /bin/sleep \(marker)\" & exec /bin/sleep 778"
+        let outcome = try await ExecService.execute(executable: "/bin/sh", settings: try Self.settings(["sh", "-c", script], timeout: .milliseconds(300)), environment: [:], logger: Logger(label: "test"), event: "test")
+        #expect(outcome.timedOut)
+        let escaped = Self.processes(running: marker)
+        for _ in 0..<50 where Self.live(Self.processes(running: marker)).count > 0 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(Self.live(Self.processes(running: marker)).isEmpty, "still running after the timeout: \(escaped)")
+    }
+
+    @Test("a run that ends on its own keeps what it started in the background")
+    func aRunThatEndsOnItsOwnLeavesItsBackgroundAlone() async throws {
+        let marker = "780.\(getpid())"
+        defer { for pid in Self.processes(running: marker) { kill(pid, SIGKILL) } }
+        let script = "/usr/bin/setsid /bin/sleep \(marker) </dev/null >/dev/null 2>&1 & exit 0"
+        let outcome = try await ExecService.execute(executable: "/bin/sh", settings: try Self.settings(["sh", "-c", script], timeout: .seconds(10)), environment: [:], logger: Logger(label: "test"), event: "test")
+        #expect(!outcome.timedOut)
+        #expect(Self.live(Self.processes(running: marker)).count == 1)
+    }
+
+    /// `pids` without zombies.
+    static func live(_ pids: [pid_t]) -> [pid_t] {
+        pids.filter { pid in
+            let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.split(separator: " ").dropFirst(2).first
+            return state != nil && state != "Z"
+        }
+    }
+
     /// The daemon blocks SIGTERM in every thread; a child must still start with an empty mask
     /// and die on SIGTERM. (`sleep` itself, not `sh`: dash clears its mask at startup.)
     @Test func aChildSpawnedFromASignalsBlockedThreadStillDiesOnSIGTERM() async throws {

@@ -242,7 +242,13 @@ public final class ExecService: ApplicationService {
             options.teardownSequence = [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: settings.grace)]
             return options
         }()
+        // The child leads a process group of its own (its session), and every process of the run
+        // inherits a marker; after a timeout the group is killed, even when its leader already
+        // exited, and so is every marked process that left the group.
+        let processes = RunProcesses()
+        defer { processes.killIfKept() }
         let updates = Dictionary(uniqueKeysWithValues: environment.map { (Environment.Key(stringLiteral: $0.key), Optional($0.value)) })
+            .merging([Environment.Key(stringLiteral: RunProcesses.markerName): processes.marker]) { $1 }
         let arguments = Arguments(Array(settings.arguments.dropFirst()))
         let workingDirectory = settings.workingDirectory.map { FilePath($0) }
 
@@ -251,10 +257,6 @@ public final class ExecService: ApplicationService {
             case timedOut
         }
         let timeout = settings.timeout
-        // The child leads a process group of its own (its session); after a timeout the whole
-        // group is killed, even when its leader already exited and left children behind.
-        let processGroup = ProcessGroup()
-        defer { processGroup.killIfKept() }
         return try await withThrowingTaskGroup(of: Finish.self) { group in
             group.addTask {
                 let result = try await Subprocess.run(
@@ -262,7 +264,7 @@ public final class ExecService: ApplicationService {
                     workingDirectory: workingDirectory, platformOptions: options,
                     input: .none, output: .sequence, error: .sequence
                 ) { execution in
-                    processGroup.keep(execution.processIdentifier.value)
+                    processes.keep(execution.processIdentifier.value)
                     return try await withThrowingTaskGroup(of: Void.self) { readers in
                         readers.addTask {
                             do {
@@ -300,7 +302,7 @@ public final class ExecService: ApplicationService {
                 if case .ran(let status) = first {
                     group.cancelAll()
                     // Ended on its own: what it started in the background is its business.
-                    processGroup.forget()
+                    processes.forget()
                     return outcome(status, timedOut: false)
                 }
             } catch is CancellationError {
@@ -322,18 +324,5 @@ public final class ExecService: ApplicationService {
         case .exited(let code): Outcome(exitCode: Int32(code), signal: nil, timedOut: timedOut)
         case .signaled(let signal): Outcome(exitCode: nil, signal: Int32(signal), timedOut: timedOut)
         }
-    }
-}
-
-/// The process group of one run, killed after a timeout.
-private final class ProcessGroup: Sendable {
-    private let leader = Mutex<pid_t?>(nil)
-
-    func keep(_ pid: pid_t) { leader.withLock { $0 = pid } }
-    func forget() { leader.withLock { $0 = nil } }
-
-    /// SIGKILL to the whole group, leader gone or not.
-    func killIfKept() {
-        if let pid = leader.withLock({ $0 }) { _ = kill(-pid, SIGKILL) }
     }
 }
