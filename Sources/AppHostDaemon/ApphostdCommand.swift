@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSystemd
 import AppHostServices
 import ArgumentParser
 import CApphostdPrelude
@@ -99,6 +100,6 @@ public struct ApphostdCommand: ParsableCommand {
 
     /// The config file named by `--config`, `$APPHOSTD_CONFIG` or the system default.
     static func resolveConfigPath(_ option: String?) -> String {
-        option ?? ProcessInfo.processInfo.environment["APPHOSTD_CONFIG"] ?? "/etc/apphostd/apphostd.yaml"
+        option ?? ProcessEnvironment.current["APPHOSTD_CONFIG"] ?? "/etc/apphostd/apphostd.yaml"
     }
 }

@@ -12,7 +12,7 @@ import ServiceLifecycle
 struct Daemon: Sendable {
     let configPath: String
     let registry: ServiceRegistry
-    var environment: [String: String] = ProcessInfo.processInfo.environment
+    var environment: [String: String] = ProcessEnvironment.current
 
     /// Runs until terminated; returns the exit status.
     func run() async -> ExitCode {

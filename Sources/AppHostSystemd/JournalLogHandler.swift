@@ -37,7 +37,7 @@ public struct JournalLogHandler: LogHandler {
     public init(
         label: String,
         identifier: String = "apphostd",
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessEnvironment.current
     ) {
         self.init(label: label, identifier: identifier, environment: environment,
                   outputFD: STDERR_FILENO, levelControl: .shared, metadataProvider: nil)
@@ -112,7 +112,7 @@ public struct JournalLogHandler: LogHandler {
         LogLevelControl.shared.level = level
         guard bootstrapped.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
-        let environment = ProcessInfo.processInfo.environment
+        let environment = ProcessEnvironment.current
         LoggingSystem.bootstrap({ label, provider in
             JournalLogHandler(label: label, identifier: identifier, environment: environment,
                               outputFD: STDERR_FILENO, levelControl: .shared, metadataProvider: provider)

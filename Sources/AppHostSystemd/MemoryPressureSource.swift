@@ -29,7 +29,7 @@ public final class MemoryPressureSource: Sendable {
 
     /// Chooses and opens the source and starts its poll thread.
     public init(
-        environment: [String: String] = ProcessInfo.processInfo.environment,
+        environment: [String: String] = ProcessEnvironment.current,
         thresholds: Thresholds = .default,
         logger: Logger
     ) {

@@ -24,7 +24,7 @@ public struct SystemdNotifier: Sendable {
     let transport: Transport
 
     /// Reads `$NOTIFY_SOCKET` from `environment`.
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(environment: [String: String] = ProcessEnvironment.current) {
         guard let socket = environment["NOTIFY_SOCKET"], !socket.isEmpty else {
             transport = .disabled
             return

@@ -36,7 +36,7 @@ public struct WatchdogSettings: Sendable, Equatable {
     /// is unset, not a positive integer, or `$WATCHDOG_PID` is set and names another process
     /// (or is not a pid).
     public static func fromEnvironment(
-        _ environment: [String: String] = ProcessInfo.processInfo.environment,
+        _ environment: [String: String] = ProcessEnvironment.current,
         pid: Int32 = getpid()
     ) -> WatchdogSettings? {
         guard let text = environment["WATCHDOG_USEC"],

@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSystemd
 import Foundation
 import Logging
 
@@ -29,7 +30,7 @@ struct ConfigurationLoader: Sendable {
     let environment: [String: String]
 
     /// A loader that validates services against `registry`.
-    init(registry: ServiceRegistry, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    init(registry: ServiceRegistry, environment: [String: String] = ProcessEnvironment.current) {
         self.registry = registry
         self.environment = environment
     }

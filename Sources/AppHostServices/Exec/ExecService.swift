@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSystemd
 import Foundation
 import Logging
 import Subprocess
@@ -139,7 +140,7 @@ public final class ExecService: ApplicationService {
 
     /// Finds `program` the way `execvp` would: an absolute path must be executable, a bare name
     /// is searched on `path`.
-    public static func resolve(_ program: String, path: String? = ProcessInfo.processInfo.environment["PATH"]) throws(Failure) -> String {
+    public static func resolve(_ program: String, path: String? = ProcessEnvironment.current["PATH"]) throws(Failure) -> String {
         if program.hasPrefix("/") {
             guard access(program, X_OK) == 0 else {
                 throw Failure(description: "program \(program) is missing or not executable: \(String(cString: strerror(errno)))")
