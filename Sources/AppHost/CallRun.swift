@@ -38,17 +38,21 @@ final class CallRun: Sendable {
     /// The run's body, in a child task of the host.
     func perform(answers: AsyncStream<HostInput>.Continuation) async {
         for index in calls.indices {
+            let startedAt = ContinuousClock.now
             let began = progress.withLock { progress -> Bool in
                 guard progress.handedOverAt == nil else { return false }
                 progress.position = index
-                progress.startedAt = .now
+                progress.startedAt = startedAt
                 return true
             }
             guard began else { return }
             let result = await calls[index].perform()
             let isOwn = progress.withLock { progress -> Bool in
                 guard progress.handedOverAt == nil else { return false }
-                progress.results[index] = result
+                // A call that answered after its deadline overran, even when the loop's timer
+                // had no thread to wake on before the answer came (a starved pool).
+                let overran = ContinuousClock.now - startedAt > calls[index].deadline
+                progress.results[index] = overran ? .overran(calls[index].deadline) : result
                 progress.startedAt = nil
                 progress.position = index + 1
                 return true

@@ -88,4 +88,35 @@ import Testing
         #expect(await host.state == .notRunning)
         latch.open()
     }
+
+    /// A service that blocks its thread in every hook: the pool may have no thread left for
+    /// the host's deadline timer until it returns.
+    struct BlockingService: ApplicationService {
+        let blockFor: Duration
+        func applicationDidEnterBackground(_ application: HostedApplication) async throws {
+            let end = ContinuousClock.now + blockFor
+            while ContinuousClock.now < end {}
+        }
+    }
+
+    @Test("a call that answers after its deadline counts as overrun even when no timer woke the host in time")
+    func lateAnswerWithoutATimerWakeIsAnOverrun() async {
+        let application = HostedApplication(
+            serviceName: "blocking", logger: quietLogger, configuration: ServiceConfiguration([:]), bus: MessageBus(),
+            state: .inactive, launchOptions: nil, isSessionLocked: false, stateDirectory: nil
+        )
+        let slow = HookCall(serviceID: 1, service: BlockingService(blockFor: .milliseconds(60)), hook: .event(.didEnterBackground), application: application, deadline: .milliseconds(10))
+        let quick = HookCall(serviceID: 2, service: BlockingService(blockFor: .zero), hook: .event(.didEnterBackground), application: application, deadline: .seconds(10))
+        // No loop watches this run: it stands for a host whose timer never got a thread.
+        let run = CallRun(token: 1, calls: [slow, quick])
+        let (stream, continuation) = AsyncStream.makeStream(of: HostInput.self)
+        await run.perform(answers: continuation)
+        continuation.finish()
+        #expect(run.results == [.overran(.milliseconds(10)), .returned(true)])
+        var inputs = stream.makeAsyncIterator()
+        guard case .runFinished(token: 1)? = await inputs.next() else {
+            Issue.record("the run did not report that it finished")
+            return
+        }
+    }
 }
