@@ -15,8 +15,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
-        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        // Without its default SubprocessFoundation trait: nothing here needs Data or Foundation.
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2", traits: []),
     ],
     targets: [
         // libsystemd: sd-daemon (sd_notify), sd-journal (sd_journal_sendv), sd-bus.
@@ -24,6 +25,12 @@ let package = Package(
             name: "CSystemd",
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
+        ),
+        // libyaml, the reference C YAML parser: the config file's reader, without Foundation.
+        .systemLibrary(
+            name: "CYAML",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"])]
         ),
         // What Glibc's Swift module lacks: signalfd, SIGRTMIN, malloc_trim, pthread_sigmask helpers.
         .target(name: "CAppHostShims"),
@@ -44,6 +51,7 @@ let package = Package(
                 "CAppHostShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         .target(
@@ -64,10 +72,10 @@ let package = Package(
                 "AppHostSystemd",
                 "AppHostServices",
                 "CApphostdPrelude",
+                "CYAML",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Yams", package: "Yams"),
             ]
         ),
         .executableTarget(name: "apphostd", dependencies: ["AppHostDaemon", "AppHostServices"]),

@@ -1,5 +1,3 @@
-import Foundation
-
 /// What a service learns about this launch, the way an onboarding context carries its results.
 public struct LaunchOptions: Sendable, Hashable, Codable {
     /// Whether this host instance ever ran before with this state directory.
@@ -23,14 +21,15 @@ public struct LaunchOptions: Sendable, Hashable, Codable {
     /// Launches so far, this one included (1 on the first launch).
     public var launchCount: Int
     /// A stable id for this installation, made on the first launch and kept.
-    public var installationID: UUID
+    public var installationID: InstallationID
     /// How the previous run ended.
     public var previousExit: PreviousExit
-    /// When this launch began.
-    public var launchDate: Date
+    /// When this launch began, as the `LaunchStateStorage` read the clock; nil without one (the
+    /// core has no wall clock of its own).
+    public var launchDate: UnixTime?
 
     /// Options with the given values.
-    public init(kind: Kind, launchCount: Int, installationID: UUID, previousExit: PreviousExit, launchDate: Date = Date()) {
+    public init(kind: Kind, launchCount: Int, installationID: InstallationID, previousExit: PreviousExit, launchDate: UnixTime? = nil) {
         self.kind = kind
         self.launchCount = launchCount
         self.installationID = installationID

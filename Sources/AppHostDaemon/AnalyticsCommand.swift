@@ -1,7 +1,7 @@
 import AppHost
+import AppHostSystemd
 import AppHostServices
 import ArgumentParser
-import Foundation
 
 /// `apphostd analytics`: prints what the analytics service recorded in the state directory.
 struct AnalyticsCommand: ParsableCommand {
@@ -27,15 +27,15 @@ struct AnalyticsCommand: ParsableCommand {
             do {
                 directory = try ConfigurationLoader(registry: ApphostdCommand.registry()).load(path: ApphostdCommand.resolveConfigPath(config)).stateDirectory
             } catch {
-                FileHandle.standardError.write(Data("apphostd: \(error)\n".utf8))
+                StandardError.write("apphostd: \(error)\n")
                 throw ExitStatus.badConfiguration
             }
         }
         do {
             let report = try AnalyticsReport.load(stateDirectory: directory)
-            print(json ? try report.renderJSON() : report.renderTable())
+            print(json ? report.renderJSON() : report.renderTable())
         } catch {
-            FileHandle.standardError.write(Data("apphostd: cannot read analytics in \(directory): \(error)\n".utf8))
+            StandardError.write("apphostd: cannot read analytics in \(directory): \(error)\n")
             throw ExitStatus.launchFailed
         }
     }

@@ -3,7 +3,7 @@ import AppHostSystemd
 import AppHostServices
 import ArgumentParser
 import CApphostdPrelude
-import Foundation
+import Glibc
 import Synchronization
 
 /// The apphostd command line: `run` (the default), `check`, `services`, `analytics`.
@@ -61,7 +61,7 @@ public struct ApphostdCommand: ParsableCommand {
         } else {
             main(arguments)
         }
-        Foundation.exit(0)
+        Glibc.exit(0)
     }
 
     /// The `--config` value when `arguments` (without the program name) are one of the plain

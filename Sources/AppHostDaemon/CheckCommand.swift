@@ -1,6 +1,6 @@
 import AppHost
+import AppHostSystemd
 import ArgumentParser
-import Foundation
 
 /// `apphostd check`: validates a config file the way `run` and a reload would, without running.
 struct CheckCommand: ParsableCommand {
@@ -19,7 +19,7 @@ struct CheckCommand: ParsableCommand {
             let names = loaded.services.map(\.name)
             print("OK: \(RawPath.displayed(path)): \(names.count) service\(names.count == 1 ? "" : "s") (\(names.joined(separator: ", ")))")
         } catch {
-            FileHandle.standardError.write(Data("apphostd: \(error)\n".utf8))
+            StandardError.write("apphostd: \(error)\n")
             throw ExitStatus.badConfiguration
         }
     }

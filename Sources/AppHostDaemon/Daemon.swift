@@ -2,7 +2,7 @@ import AppHost
 import AppHostSystemd
 import ArgumentParser
 import CApphostdPrelude
-import Foundation
+import Glibc
 import Logging
 import ServiceLifecycle
 
@@ -22,7 +22,7 @@ struct Daemon: Sendable {
         do {
             configuration = try loader.load(path: configPath)
         } catch {
-            FileHandle.standardError.write(Data("<3>apphostd: \(error)\n".utf8))
+            StandardError.write("<3>apphostd: \(error)\n")
             notifier.status("bad configuration: \(error)")
             return ExitStatus.badConfiguration
         }
@@ -41,7 +41,7 @@ struct Daemon: Sendable {
         do {
             stateLock = try StateDirectoryLock(directory: configuration.stateDirectory)
         } catch {
-            FileHandle.standardError.write(Data("<3>apphostd: \(error)\n".utf8))
+            StandardError.write("<3>apphostd: \(error)\n")
             notifier.status("\(error)")
             if case .held = error { return ExitStatus.stateDirectoryInUse }
             return ExitStatus.launchFailed
@@ -63,7 +63,7 @@ struct Daemon: Sendable {
                 logger: logger
             )
         } catch {
-            FileHandle.standardError.write(Data("<3>apphostd: \(error)\n".utf8))
+            StandardError.write("<3>apphostd: \(error)\n")
             notifier.status("bad configuration: \(error)")
             return ExitStatus.badConfiguration
         }
@@ -130,7 +130,7 @@ struct Daemon: Sendable {
                 do { try await Task.sleep(for: grace) } catch { return }
                 let status = await exitStatus(of: host, logger: logger)
                 logger.error("a service is still inside a hook \(grace.configText) after terminate; exiting without it")
-                Foundation.exit(status.rawValue)
+                Glibc.exit(status.rawValue)
             }
             await tasks.next()
             tasks.cancelAll()

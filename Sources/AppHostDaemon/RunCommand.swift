@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import Dispatch
 
 /// `apphostd run`: the daemon.
 struct RunCommand: ParsableCommand {

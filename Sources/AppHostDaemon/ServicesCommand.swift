@@ -12,7 +12,7 @@ struct ServicesCommand: ParsableCommand {
         let entries = ApphostdCommand.registry().entriesByName
         let width = entries.map(\.name.count).max() ?? 0
         for entry in entries {
-            print(entry.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + entry.summary)
+            print(entry.name + String(repeating: " ", count: width - entry.name.count) + "  " + entry.summary)
         }
     }
 }

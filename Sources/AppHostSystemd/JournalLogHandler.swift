@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 import Logging
 import Synchronization

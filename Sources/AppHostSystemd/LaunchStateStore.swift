@@ -1,17 +1,20 @@
 import AppHost
-import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Keeps what launch options are made of in a state directory: `launch-state.json` (written
 /// atomically) and a `running` marker that exists from launch until a clean exit, so a marker
 /// found at launch means the previous run ended uncleanly.
 public struct LaunchStateStore: LaunchStateStorage {
-    /// What `launch-state.json` holds. Read and written by `LaunchStateStore+Record.swift`
-    /// rather than `JSONEncoder`/`JSONDecoder`, whose first use costs about half a millisecond
-    /// of every daemon start.
+    /// What `launch-state.json` holds, read and written by `LaunchStateStore+Record.swift`.
     struct Record: Equatable {
-        var installationID: UUID
+        var installationID: InstallationID
         var launchCount: Int
-        var lastLaunch: Date
+        var lastLaunch: UnixTime
     }
 
     /// The state directory.
@@ -27,11 +30,11 @@ public struct LaunchStateStore: LaunchStateStorage {
 
     /// Counts this launch, sets the running marker and returns the options for it.
     public func beginLaunch() throws -> LaunchOptions {
-        try beginLaunch(now: Date())
+        try beginLaunch(now: .now)
     }
 
     /// `beginLaunch()` as of `now`.
-    func beginLaunch(now: Date) throws -> LaunchOptions {
+    func beginLaunch(now: UnixTime) throws -> LaunchOptions {
         try AtomicFile.makeDirectory(directory)
         AtomicFile.removeLeftovers(of: recordPath)
         let previous: Record?
@@ -46,7 +49,7 @@ public struct LaunchStateStore: LaunchStateStorage {
         }
         let markerFound = access(markerPath, F_OK) == 0
         let record = Record(
-            installationID: previous?.installationID ?? UUID(),
+            installationID: previous?.installationID ?? InstallationID(),
             launchCount: (previous?.launchCount ?? 0) + 1,
             lastLaunch: now
         )
@@ -71,7 +74,7 @@ public struct LaunchStateStore: LaunchStateStorage {
         var remark: String?
         if access(recordPath, F_OK) != 0 {
             try AtomicFile.makeDirectory(directory)
-            let record = Record(installationID: options.installationID, launchCount: options.launchCount, lastLaunch: options.launchDate)
+            let record = Record(installationID: options.installationID, launchCount: options.launchCount, lastLaunch: options.launchDate ?? .now)
             try AtomicFile.write(record.json, to: recordPath)
             remark = "\(recordPath) was deleted while the daemon ran (its state directory removed?); wrote it again from memory (launch \(options.launchCount))"
         }

@@ -1,6 +1,5 @@
 import AppHost
 import CAppHostShims
-import Foundation
 import Glibc
 
 /// One open descriptor the memory pressure loop waits on, and how to open it under systemd's

@@ -1,5 +1,4 @@
 import AppHost
-import Foundation
 import Glibc
 import Logging
 
@@ -147,15 +146,37 @@ public final class MemoryPressureSource: Sendable {
 
     /// `$MEMORY_PRESSURE_WRITE` is base64 (with or without padding).
     static func decodeWrite(_ encoded: String) -> [UInt8]? {
-        var text = encoded.trimmingWhitespace
-        if text.count % 4 != 0 { text += String(repeating: "=", count: 4 - text.count % 4) }
-        return Data(base64Encoded: text).map { Array($0) }
+        var digits = Array(encoded.trimmingWhitespace.utf8)
+        while digits.last == UInt8(ascii: "=") { digits.removeLast() }
+        guard digits.count % 4 != 1 else { return nil }
+        var bytes: [UInt8] = []
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for digit in digits {
+            let value: UInt8
+            switch digit {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = digit - UInt8(ascii: "A")
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = digit - UInt8(ascii: "a") + 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = digit - UInt8(ascii: "0") + 52
+            case UInt8(ascii: "+"): value = 62
+            case UInt8(ascii: "/"): value = 63
+            default: return nil
+            }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                bytes.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        return bytes
     }
 
     /// `/sys/fs/cgroup/<path>/memory.pressure` from the "0::/path" line of /proc/self/cgroup when
     /// that file exists (cgroup v2 mounted at /sys/fs/cgroup); nil on v1 or hybrid hierarchies.
     static func ownCgroupPressureFile(cgroupFile: String = "/proc/self/cgroup") -> String? {
-        guard let text = try? String(contentsOfFile: cgroupFile, encoding: .utf8) else { return nil }
+        guard let bytes = try? AtomicFile.read(cgroupFile) else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self)
         for line in text.split(separator: "\n") where line.hasPrefix("0::") {
             let path = line.dropFirst(3)
             let file = "/sys/fs/cgroup" + (path == "/" ? "" : path) + "/memory.pressure"

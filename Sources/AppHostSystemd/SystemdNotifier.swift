@@ -1,5 +1,4 @@
 import CSystemd
-import Foundation
 import Glibc
 
 /// Tells systemd where the daemon stands (`sd_notify`): readiness, status line, reload, stop,

@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 
 /// The service watchdog systemd asks for (`WatchdogSec=` → `$WATCHDOG_USEC`, `$WATCHDOG_PID`).

@@ -1,13 +1,15 @@
 import Foundation
 import Testing
 
+import AppHost
+
 @testable import AppHostSystemd
 
 @Suite struct LaunchStateRecordTests {
     let record = LaunchStateStore.Record(
-        installationID: UUID(uuidString: "56DD86DC-522B-4402-8894-E1F3217DDD93")!,
+        installationID: InstallationID("56DD86DC-522B-4402-8894-E1F3217DDD93")!,
         launchCount: 42,
-        lastLaunch: ISO8601Timestamp.date(from: "2026-11-23T12:49:53Z")!
+        lastLaunch: UnixTime(iso8601: "2026-11-23T12:49:53Z")!
     )
 
     @Test func writesWhatJSONEncoderWrote() throws {
@@ -18,8 +20,8 @@ import Testing
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = ISO8601Timestamp.encodingStrategy
-        let earlier = try encoder.encode(Codable_(installationID: record.installationID, launchCount: 42, lastLaunch: record.lastLaunch))
+        encoder.dateEncodingStrategy = .iso8601
+        let earlier = try encoder.encode(Codable_(installationID: UUID(uuidString: record.installationID.description)!, launchCount: 42, lastLaunch: Date(timeIntervalSince1970: record.lastLaunch.secondsSince1970)))
         #expect(String(decoding: record.json, as: UTF8.self) == String(decoding: earlier, as: UTF8.self))
         #expect(try LaunchStateStore.Record(json: Array(earlier)) == record)
     }
@@ -42,5 +44,20 @@ import Testing
     ])
     func refusesWhatIsNotARecord(text: String) {
         #expect(throws: LaunchStateStore.Record.FormatError.self) { try LaunchStateStore.Record(json: Array(text.utf8)) }
+    }
+
+    @Test("a launch-state file Foundation's JSONEncoder wrote is read and counted on")
+    func readsOlderLaunchState() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("launch-state-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let old = #"{"installationID":"D11BDF5B-852E-76B0-7177-4A8B318163E6","lastLaunch":"2026-11-22T08:00:00Z","launchCount":7}"#
+        try old.write(toFile: directory + "/launch-state.json", atomically: true, encoding: .utf8)
+        let options = try LaunchStateStore(directory: directory).beginLaunch()
+        #expect(options.launchCount == 8)
+        #expect(options.installationID.description == "D11BDF5B-852E-76B0-7177-4A8B318163E6")
+        let launchDate = try #require(options.launchDate)
+        let rewritten = try String(contentsOfFile: directory + "/launch-state.json", encoding: .utf8)
+        #expect(rewritten.contains(#""lastLaunch" : "\#(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: launchDate.secondsSince1970)))""#))
     }
 }

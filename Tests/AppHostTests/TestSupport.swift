@@ -230,7 +230,7 @@ func events(_ names: [String], _ event: String) -> [String] {
 /// Launch state in memory: counts launches and keeps a running marker, like the state directory.
 final class InMemoryLaunchState: LaunchStateStorage {
     private let state = Mutex<(launches: Int, isRunning: Bool)>((0, false))
-    private let installationID = UUID()
+    private let installationID = InstallationID()
 
     func beginLaunch() throws -> LaunchOptions {
         state.withLock { state in

@@ -1,5 +1,4 @@
 import AppHost
-import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif

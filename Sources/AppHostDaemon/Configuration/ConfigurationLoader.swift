@@ -1,6 +1,5 @@
 import AppHost
 import AppHostSystemd
-import Foundation
 import Logging
 
 /// Reads and validates the daemon's YAML config file, all or nothing.
@@ -218,7 +217,7 @@ struct ConfigurationLoader: Sendable {
             } else if error.hint == "this service takes no settings" {
                 error.hint = "\(type) takes no settings"
             } else if error.message == "unknown key", let hint = error.hint, hint.hasPrefix("valid keys: ") {
-                let valid = hint.dropFirst("valid keys: ".count).components(separatedBy: ", ")
+                let valid = hint.dropFirst("valid keys: ".count).split(separator: ", ").map(String.init)
                 let key = String(error.keyPath.split(separator: ".").last ?? "")
                 if let guess = Self.closest(to: key, in: valid) { error.hint = "did you mean \(guess)? " + hint }
             }

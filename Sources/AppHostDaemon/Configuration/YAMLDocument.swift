@@ -1,191 +1,153 @@
 import AppHost
-import Foundation
-import Yams
 
 /// One config file's YAML turned into `ConfigValue`s, with the line of every key path.
 ///
-/// Scalars follow the YAML 1.2 core schema, not Yams's YAML 1.1 resolver: `yes`, `on` and
-/// dates stay strings, and anything quoted is a string. That keeps `required: yes` from
-/// silently meaning `true` and keeps the typed accessors strict.
+/// Parsed by libyaml, event by event. A config file needs none of YAML's graph features, so
+/// anchors, aliases and tags are refused (no alias can expand into a "billion laughs"), as are
+/// a second document and nesting deeper than `depthLimit`. Scalars follow the YAML 1.2 core
+/// schema, not YAML 1.1: `yes`, `on` and dates stay strings, and anything quoted is a string.
+/// That keeps `required: yes` from silently meaning `true` and keeps the typed accessors strict.
 struct YAMLDocument: Sendable {
     /// The whole document.
     var root: ConfigValue
     /// 1-based lines by full key path (`host.log-level`, `services[1].settings.level`).
     var lines: [String: Int]
 
-    /// Most values a file may expand to; an alias bomb ("billion laughs") stops here.
-    static let valueLimit = 100_000
+    /// Deepest nesting of lists and mappings a file may have; apphostd's own need 4.
+    static let depthLimit = 32
 
     /// Parses exactly one YAML document from `text`.
     static func parse(_ text: String, file: String) throws(ConfigurationError) -> YAMLDocument {
-        let node: Node
-        do {
-            let parser = try Parser(yaml: text, resolver: .basic, encoding: .utf8)
-            guard let first = try parser.nextRoot() else {
-                throw ConfigurationError(
-                    file: file, keyPath: "", message: "the file has no settings, only whitespace or comments",
-                    hint: "start from the documented config/apphostd.yaml"
-                )
-            }
-            if let second = try parser.nextRoot() {
-                throw ConfigurationError(
-                    file: file, line: second.mark?.line, keyPath: "",
-                    message: "the file holds more than one YAML document",
-                    hint: "keep one document; remove the second '---'"
-                )
-            }
-            node = first
-        } catch let error as ConfigurationError {
-            throw error
-        } catch let error as YamlError {
-            throw syntaxError(error, text: text, file: file)
-        } catch {
-            throw ConfigurationError(file: file, keyPath: "", message: "YAML error: \(error)")
+        let reader = YAMLEventReader(text: text, file: file)
+        _ = try reader.next()
+        let start = try reader.next()
+        guard case .documentStart = start.event else {
+            throw ConfigurationError(
+                file: file, keyPath: "", message: "the file has no settings, only whitespace or comments",
+                hint: "start from the documented config/apphostd.yaml"
+            )
         }
-        var converter = Converter(file: file)
-        let root = try converter.convert(node, path: "")
+        var converter = Converter(reader: reader, file: file)
+        let root = try converter.convert(try reader.next(), path: "", depth: 0)
+        _ = try reader.next()
+        let after = try reader.next()
+        if case .documentStart = after.event {
+            let line = (try? reader.next())?.line ?? after.line
+            throw ConfigurationError(
+                file: file, line: line, keyPath: "", message: "the file holds more than one YAML document",
+                hint: "keep one document; remove the second '---'"
+            )
+        }
         return YAMLDocument(root: root, lines: converter.lines)
     }
 
-    /// Yams's error told as `FILE:LINE: YAML syntax error: ...`, with a hint for tabs.
-    static func syntaxError(_ error: YamlError, text: String, file: String) -> ConfigurationError {
-        func located(_ context: YamlError.Context?, _ problem: String, _ mark: Mark) -> ConfigurationError {
-            var message = "YAML syntax error at column \(mark.column): \(problem)"
-            if let context { message += " (\(context.text) at line \(context.mark.line))" }
-            let lineText = text.split(separator: "\n", omittingEmptySubsequences: false)
-                .dropFirst(max(mark.line - 1, 0)).first ?? ""
-            let hint: String? = lineText.contains("\t")
-                ? "YAML does not allow tabs for indentation; indent with spaces" : nil
-            return ConfigurationError(file: file, line: mark.line, keyPath: "", message: message, hint: hint)
-        }
-        switch error {
-        case let .scanner(context, problem, mark, _), let .parser(context, problem, mark, _),
-             let .composer(context, problem, mark, _):
-            return located(context, problem, mark)
-        case let .reader(problem, offset, value, _):
-            var line: Int?
-            if let offset {
-                line = text.prefix(offset).reduce(1) { $1 == "\n" ? $0 + 1 : $0 }
-            }
-            let byte = value >= 0 ? " (character 0x\(String(value, radix: 16)))" : ""
-            return ConfigurationError(
-                file: file, line: line, keyPath: "", message: "unreadable YAML: \(problem)\(byte)",
-                hint: "a config file is plain UTF-8 text"
-            )
-        case let .duplicatedKeysInMapping(duplicates, context):
-            // Yams marks the first occurrence; point at the repeat, which is what to delete.
-            let keys = duplicates.map { "\"\($0)\"" }.joined(separator: ", ")
-            let first = context.mark
-            let repeatLine = duplicates.first.flatMap { repeatedKeyLine($0, after: first, in: text) }
-            return ConfigurationError(
-                file: file, line: repeatLine ?? first.line, keyPath: "",
-                message: "duplicate key \(keys) in one mapping",
-                hint: "first given at line \(first.line); each key may appear once"
-            )
-        default:
-            return ConfigurationError(file: file, keyPath: "", message: "YAML error: \(error)")
-        }
-    }
-
-    /// The line of the next block-mapping key `key` at the same column as the first one.
-    static func repeatedKeyLine(_ key: String, after first: Mark, in text: String) -> Int? {
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        let indent = first.column - 1
-        guard first.line < lines.count else { return nil }
-        for index in first.line..<lines.count {
-            let line = lines[index]
-            let leading = line.prefix { $0 == " " }
-            if leading.count < indent, !line.trimmingSpaces.isEmpty,
-               !line.trimmingSpaces.hasPrefix("#") { return nil }
-            guard leading.count == indent else { continue }
-            let rest = line.dropFirst(indent)
-            for spelling in [key, "\"\(key)\"", "'\(key)'"] where rest.hasPrefix(spelling + ":") {
-                return index + 1
-            }
-        }
-        return nil
-    }
-
-    /// Walks the node tree depth first, counting values against `valueLimit`.
+    /// Builds values from the reader's events depth first, noting the line of every key path.
     private struct Converter {
+        let reader: YAMLEventReader
         let file: String
         var lines: [String: Int] = [:]
-        var count = 0
 
-        init(file: String) { self.file = file }
+        init(reader: YAMLEventReader, file: String) {
+            self.reader = reader
+            self.file = file
+        }
 
-        mutating func convert(_ node: Node, path: String) throws(ConfigurationError) -> ConfigValue {
-            count += 1
-            if count > YAMLDocument.valueLimit {
+        mutating func convert(_ node: YAMLEventReader.Located, path: String, depth: Int) throws(ConfigurationError) -> ConfigValue {
+            if lines[path] == nil { lines[path] = node.line }
+            switch node.event {
+            case .scalar(let text, let anchor, let tag, let plain):
+                try refuse(anchor: anchor, tag: tag, at: node, path: path)
+                return try Self.value(of: text, plain: plain, line: node.line, file: file, path: path)
+            case .alias(let anchor):
                 throw ConfigurationError(
-                    file: file, line: node.mark?.line, keyPath: path,
-                    message: "the document expands to more than \(YAMLDocument.valueLimit) values",
-                    hint: "aliases that repeat aliases multiply; write the config out plainly"
+                    file: file, line: node.line, keyPath: path, message: "found undefined alias *\(anchor)",
+                    hint: "a config file has no anchors or aliases; write the value out"
                 )
-            }
-            if lines[path] == nil, let line = node.mark?.line { lines[path] = line }
-            switch node {
-            case .scalar(let scalar):
-                return try Self.value(of: scalar, file: file, path: path)
-            case .alias(let alias):
-                throw ConfigurationError(file: file, line: alias.mark?.line, keyPath: path, message: "unresolved alias")
-            case .sequence(let sequence):
+            case .sequenceStart(let anchor, let tag):
+                try refuse(anchor: anchor, tag: tag, at: node, path: path)
+                try checkDepth(depth, at: node, path: path)
                 var items: [ConfigValue] = []
-                for (index, item) in sequence.enumerated() {
-                    items.append(try convert(item, path: "\(path)[\(index)]"))
+                while true {
+                    let item = try reader.next()
+                    if case .sequenceEnd = item.event { break }
+                    items.append(try convert(item, path: "\(path)[\(items.count)]", depth: depth + 1))
                 }
                 return .array(items)
-            case .mapping(let mapping):
+            case .mappingStart(let anchor, let tag):
+                try refuse(anchor: anchor, tag: tag, at: node, path: path)
+                try checkDepth(depth, at: node, path: path)
                 var table: [String: ConfigValue] = [:]
                 var firstLines: [String: Int] = [:]
-                for (keyNode, valueNode) in mapping {
-                    guard case .scalar(let keyScalar) = keyNode else {
+                while true {
+                    let keyNode = try reader.next()
+                    let key: String
+                    switch keyNode.event {
+                    case .mappingEnd:
+                        return .table(table)
+                    case .scalar(let text, let anchor, let tag, _):
+                        try refuse(anchor: anchor, tag: tag, at: keyNode, path: path)
+                        key = text
+                    case .alias(let anchor):
                         throw ConfigurationError(
-                            file: file, line: keyNode.mark?.line, keyPath: path,
-                            message: "a key must be plain text, found a \(keyNode.mapping != nil ? "mapping" : "list") as a key"
+                            file: file, line: keyNode.line, keyPath: path, message: "found undefined alias *\(anchor)",
+                            hint: "a config file has no anchors or aliases; write the key out"
+                        )
+                    default:
+                        let found = if case .mappingStart = keyNode.event { "mapping" } else { "list" }
+                        throw ConfigurationError(
+                            file: file, line: keyNode.line, keyPath: path,
+                            message: "a key must be plain text, found a \(found) as a key"
                         )
                     }
-                    let key = keyScalar.string
                     let keyPath = path.isEmpty ? key : "\(path).\(key)"
-                    let line = keyScalar.mark?.line
-                    if table[key] != nil {
+                    if let first = firstLines[key] {
                         throw ConfigurationError(
-                            file: file, line: line, keyPath: keyPath, message: "duplicate key \"\(key)\"",
-                            hint: "first given at line \(firstLines[key].map(String.init) ?? "?"); each key may appear once"
+                            file: file, line: keyNode.line, keyPath: keyPath, message: "duplicate key \"\(key)\" in one mapping",
+                            hint: "first given at line \(first); each key may appear once"
                         )
                     }
-                    if let line { lines[keyPath] = line; firstLines[key] = line }
-                    table[key] = try convert(valueNode, path: keyPath)
+                    firstLines[key] = keyNode.line
+                    lines[keyPath] = keyNode.line
+                    table[key] = try convert(try reader.next(), path: keyPath, depth: depth + 1)
                 }
-                return .table(table)
+            case .streamStart, .streamEnd, .documentStart, .documentEnd, .sequenceEnd, .mappingEnd:
+                throw ConfigurationError(file: file, line: node.line, keyPath: path, message: "YAML error: a value is missing")
             }
+        }
+
+        private func refuse(anchor: String?, tag: String?, at node: YAMLEventReader.Located, path: String) throws(ConfigurationError) {
+            if let anchor {
+                throw ConfigurationError(
+                    file: file, line: node.line, keyPath: path, message: "anchors are not supported (found &\(anchor))",
+                    hint: "a config file has no anchors or aliases; write each value out"
+                )
+            }
+            if let tag {
+                let coreTag = "tag:yaml.org,2002:"
+                let written = tag.hasPrefix(coreTag) ? "!!" + tag.dropFirst(coreTag.count) : tag
+                throw ConfigurationError(
+                    file: file, line: node.line, keyPath: path, message: "unsupported YAML tag \(written)",
+                    hint: "plain values need no tags; quote a value to make it text"
+                )
+            }
+        }
+
+        private func checkDepth(_ depth: Int, at node: YAMLEventReader.Located, path: String) throws(ConfigurationError) {
+            guard depth >= YAMLDocument.depthLimit else { return }
+            throw ConfigurationError(
+                file: file, line: node.line, keyPath: path,
+                message: "lists and mappings nest deeper than \(YAMLDocument.depthLimit) levels",
+                hint: "a config file needs a handful of levels; is this the right file?"
+            )
         }
 
         /// A scalar by the YAML 1.2 core schema; quoted and block scalars are always strings.
-        static func value(of scalar: Node.Scalar, file: String, path: String) throws(ConfigurationError) -> ConfigValue {
-            let text = scalar.string
-            let tag = scalar.tag.description
-            let coreTag = "tag:yaml.org,2002:"
-            if tag.hasPrefix(coreTag) {
-                // An explicit tag such as `!!str 5` or `!!int "5"` decides the type.
-                let name = String(tag.dropFirst(coreTag.count))
-                if name == "str" { return .string(text) }
-                if let value = coreValue(text), value.tagName == name { return value }
-                throw ConfigurationError(
-                    file: file, line: scalar.mark?.line, keyPath: path, message: "\"\(text)\" is not a valid !!\(name)"
-                )
-            }
-            if !tag.isEmpty && tag != "!" && tag != "?" {
-                throw ConfigurationError(
-                    file: file, line: scalar.mark?.line, keyPath: path, message: "unsupported YAML tag \(tag)",
-                    hint: "plain values need no tags"
-                )
-            }
-            guard scalar.style == .plain || scalar.style == .any, tag != "!" else { return .string(text) }
+        static func value(of text: String, plain: Bool, line: Int, file: String, path: String) throws(ConfigurationError) -> ConfigValue {
+            guard plain else { return .string(text) }
             if let value = coreValue(text) {
                 if case .string = value, looksNumeric(text) {
                     throw ConfigurationError(
-                        file: file, line: scalar.mark?.line, keyPath: path, message: "number \(text) is out of range",
+                        file: file, line: line, keyPath: path, message: "number \(text) is out of range",
                         hint: "quote it to mean text"
                     )
                 }
@@ -241,21 +203,6 @@ struct YAMLDocument: Sendable {
                 rest = rest.dropFirst(exponent.count)
             }
             return rest.isEmpty
-        }
-    }
-}
-
-extension ConfigValue {
-    /// The core-schema tag name of a scalar value (`int`, `float`, `bool`, `null`, `str`).
-    fileprivate var tagName: String {
-        switch self {
-        case .null: "null"
-        case .bool: "bool"
-        case .int: "int"
-        case .double: "float"
-        case .string: "str"
-        case .array: "seq"
-        case .table: "map"
         }
     }
 }

@@ -1,8 +1,9 @@
-import Foundation
+import AppHost
+import AppHostSystemd
 
 /// One thing analytics counts, as it is stored in the event log.
-struct AnalyticsEvent: Codable, Sendable, Hashable {
-    enum Kind: String, Codable, Sendable {
+struct AnalyticsEvent: Sendable, Hashable {
+    enum Kind: String, Sendable {
         /// A launch; `first` and `previousExit` say which kind.
         case launch
         /// The application entered the background.
@@ -34,13 +35,40 @@ struct AnalyticsEvent: Codable, Sendable, Hashable {
     var seconds: Double?
     var level: String?
 
-    init(seq: UInt64, kind: Kind, at: Date = Date(), first: Bool? = nil, previousExit: String? = nil, seconds: Double? = nil, level: String? = nil) {
+    init(seq: UInt64, kind: Kind, at: UnixTime = .now, first: Bool? = nil, previousExit: String? = nil, seconds: Double? = nil, level: String? = nil) {
         self.seq = seq
         self.kind = kind
-        self.at = at.timeIntervalSince1970
+        self.at = at.secondsSince1970
         self.first = first
         self.previousExit = previousExit
         self.seconds = seconds
         self.level = level
+    }
+
+    /// The record as the log keeps it: one JSON object, keys sorted, absent fields left out.
+    var json: JSONValue {
+        .object([
+            "seq": .number(Double(seq)),
+            "kind": .string(kind.rawValue),
+            "at": .number(at),
+            "first": first.map(JSONValue.bool),
+            "previousExit": previousExit.map(JSONValue.string),
+            "seconds": seconds.map(JSONValue.number),
+            "level": level.map(JSONValue.string),
+        ])
+    }
+
+    /// The record `json` holds, or nil when it is not one.
+    init?(json: JSONValue) {
+        guard let seq = json["seq"]?.integer, seq >= 0, let kind = json["kind"]?.string.flatMap(Kind.init(rawValue:)),
+              let at = json["at"]?.number
+        else { return nil }
+        self.seq = UInt64(seq)
+        self.kind = kind
+        self.at = at
+        first = json["first"]?.bool
+        previousExit = json["previousExit"]?.string
+        seconds = json["seconds"]?.number
+        level = json["level"]?.string
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import AppHostSystemd
 
 /// The append-only event log's framing: each record is a 4-byte little-endian payload length,
 /// a 4-byte little-endian CRC-32 of the payload, then the JSON payload.
@@ -12,9 +12,7 @@ enum AnalyticsLog {
 
     /// The bytes of one framed record.
     static func frame(_ event: AnalyticsEvent) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let payload = Array((try? encoder.encode(event)) ?? Data())
+        let payload = Array(event.json.rendered().utf8)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(headerSize + payload.count)
         appendLittleEndian(UInt32(payload.count), to: &bytes)
@@ -39,7 +37,6 @@ enum AnalyticsLog {
     static func scan(_ bytes: [UInt8]) -> Scan {
         var events: [AnalyticsEvent] = []
         var offset = 0
-        let decoder = JSONDecoder()
         while bytes.count - offset >= headerSize {
             let length = Int(readLittleEndian(bytes, at: offset))
             let checksum = readLittleEndian(bytes, at: offset + 4)
@@ -47,7 +44,7 @@ enum AnalyticsLog {
             guard length > 0, length <= maximumPayload, length <= bytes.count - start else { break }
             let payload = bytes[start..<(start + length)]
             guard CRC32.checksum(payload) == checksum,
-                let event = try? decoder.decode(AnalyticsEvent.self, from: Data(payload))
+                let json = try? JSONValue(parsing: payload), let event = AnalyticsEvent(json: json)
             else { break }
             events.append(event)
             offset = start + length

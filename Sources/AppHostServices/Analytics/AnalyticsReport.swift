@@ -1,6 +1,5 @@
 import AppHost
 import AppHostSystemd
-import Foundation
 
 /// Usage analytics totals, as `apphostd analytics` prints them and `summary.json` stores them.
 public struct AnalyticsReport: Sendable, Codable, Hashable {
@@ -39,9 +38,9 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
     /// Times the session locked.
     public var sessionLocks = 0
     /// When the first counted event happened.
-    public var firstEvent: Date?
+    public var firstEvent: UnixTime?
     /// When the last counted event happened.
-    public var lastEvent: Date?
+    public var lastEvent: UnixTime?
     /// The sequence number of the last event folded in; events in the log at or below it are
     /// already counted.
     public var lastSequence: UInt64 = 0
@@ -72,7 +71,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
         let path = directory + "/" + AnalyticsStore.summaryName
         guard let bytes = try AtomicFile.read(path) else { return AnalyticsReport() }
         do {
-            return try decoder.decode(AnalyticsReport.self, from: Data(bytes))
+            return try AnalyticsReport(json: JSONValue(parsing: bytes))
         } catch {
             throw AnalyticsStore.Failure(path: path, reason: "the summary is unreadable: \(error)")
         }
@@ -87,7 +86,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
 
     mutating func apply(_ event: AnalyticsEvent) {
         // Whole seconds: the report's JSON keeps dates in ISO 8601 and must read back equal.
-        let date = Date(timeIntervalSince1970: event.at.rounded(.down))
+        let date = UnixTime(secondsSince1970: event.at.rounded(.down))
         if firstEvent == nil { firstEvent = date }
         lastEvent = date
         lastSequence = max(lastSequence, event.seq)
@@ -132,35 +131,83 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
             ("last event", lastEvent.map(Self.format(date:)) ?? "-"),
         ]
         let width = rows.map(\.0.count).max() ?? 0
-        return rows.map { $0.0.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.1 }.joined(separator: "\n") + "\n"
+        return rows.map { $0.0 + String(repeating: " ", count: width + 2 - $0.0.count) + $0.1 }.joined(separator: "\n") + "\n"
     }
 
     /// JSON for scripts: every field plus `transitions`, dates in ISO 8601, keys sorted.
-    public func renderJSON() throws -> String {
-        struct Rendered: Encodable {
-            let report: AnalyticsReport
-            func encode(to encoder: any Encoder) throws {
-                try report.encode(to: encoder)
-                enum Extra: String, CodingKey { case transitions }
-                var container = encoder.container(keyedBy: Extra.self)
-                try container.encode(report.transitions, forKey: .transitions)
-            }
+    public func renderJSON() -> String {
+        var members = json
+        if case .object(var table) = members {
+            table["transitions"] = .number(Double(transitions))
+            members = .object(table)
         }
-        let data = try Self.encoder.encode(Rendered(report: self))
-        return String(decoding: data, as: UTF8.self) + "\n"
+        return members.rendered(pretty: true) + "\n"
     }
 
-    static var encoder: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = ISO8601Timestamp.encodingStrategy
-        return encoder
+    /// The report as `summary.json` keeps it.
+    var json: JSONValue {
+        .object([
+            "launches": .number(Double(launches)),
+            "firstLaunches": .number(Double(firstLaunches)),
+            "cleanPreviousExits": .number(Double(cleanPreviousExits)),
+            "uncleanPreviousExits": .number(Double(uncleanPreviousExits)),
+            "terminations": .number(Double(terminations)),
+            "foregroundSeconds": .number(foregroundSeconds),
+            "backgroundSeconds": .number(backgroundSeconds),
+            "backgroundEntries": .number(Double(backgroundEntries)),
+            "foregroundEntries": .number(Double(foregroundEntries)),
+            "memoryWarnings": .object([
+                "warning": .number(Double(memoryWarnings.warning)),
+                "critical": .number(Double(memoryWarnings.critical)),
+            ]),
+            "reloads": .number(Double(reloads)),
+            "sessionLocks": .number(Double(sessionLocks)),
+            "firstEvent": firstEvent.map { .string($0.iso8601) },
+            "lastEvent": lastEvent.map { .string($0.iso8601) },
+            "lastSequence": .number(Double(lastSequence)),
+        ])
     }
 
-    static var decoder: JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = ISO8601Timestamp.decodingStrategy
-        return decoder
+    /// The report `summary.json` holds; a missing field counts as zero, a field of the wrong
+    /// type is an error.
+    init(json: JSONValue) throws(JSONValue.FormatError) {
+        guard case .object = json else { throw JSONValue.FormatError("the summary is not a JSON object") }
+        func count(_ value: JSONValue?, _ key: String) throws(JSONValue.FormatError) -> Int? {
+            guard let value else { return nil }
+            guard let count = value.integer, count >= 0 else { throw JSONValue.FormatError("\"\(key)\" is not a count") }
+            return count
+        }
+        func seconds(_ key: String) throws(JSONValue.FormatError) -> Double? {
+            guard let value = json[key] else { return nil }
+            guard let seconds = value.number else { throw JSONValue.FormatError("\"\(key)\" is not a number") }
+            return seconds
+        }
+        func date(_ key: String) throws(JSONValue.FormatError) -> UnixTime? {
+            guard let value = json[key], value != .null else { return nil }
+            guard let date = value.string.flatMap(UnixTime.init(iso8601:)) else {
+                throw JSONValue.FormatError("\"\(key)\" is not a UTC timestamp like 2026-11-24T16:20:05Z")
+            }
+            return date
+        }
+        self.init()
+        launches = try count(json["launches"], "launches") ?? 0
+        firstLaunches = try count(json["firstLaunches"], "firstLaunches") ?? 0
+        cleanPreviousExits = try count(json["cleanPreviousExits"], "cleanPreviousExits") ?? 0
+        uncleanPreviousExits = try count(json["uncleanPreviousExits"], "uncleanPreviousExits") ?? 0
+        terminations = try count(json["terminations"], "terminations") ?? 0
+        foregroundSeconds = try seconds("foregroundSeconds") ?? 0
+        backgroundSeconds = try seconds("backgroundSeconds") ?? 0
+        backgroundEntries = try count(json["backgroundEntries"], "backgroundEntries") ?? 0
+        foregroundEntries = try count(json["foregroundEntries"], "foregroundEntries") ?? 0
+        if let warnings = json["memoryWarnings"] {
+            memoryWarnings.warning = try count(warnings["warning"], "memoryWarnings.warning") ?? 0
+            memoryWarnings.critical = try count(warnings["critical"], "memoryWarnings.critical") ?? 0
+        }
+        reloads = try count(json["reloads"], "reloads") ?? 0
+        sessionLocks = try count(json["sessionLocks"], "sessionLocks") ?? 0
+        firstEvent = try date("firstEvent")
+        lastEvent = try date("lastEvent")
+        lastSequence = UInt64(try count(json["lastSequence"], "lastSequence") ?? 0)
     }
 
     static func format(seconds: Double) -> String {
@@ -168,10 +215,10 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
         let (hours, minutes, rest) = (total / 3600, total % 3600 / 60, total % 60)
         if hours > 0 { return "\(hours)h \(minutes)m \(rest)s" }
         if minutes > 0 { return "\(minutes)m \(rest)s" }
-        return seconds < 10 ? String(format: "%.1fs", seconds) : "\(rest)s"
+        return seconds < 10 ? seconds.decimalText(digits: 1) + "s" : "\(rest)s"
     }
 
-    static func format(date: Date) -> String {
-        ISO8601Timestamp.string(from: date)
+    static func format(date: UnixTime) -> String {
+        date.iso8601
     }
 }

@@ -1,7 +1,12 @@
 import AppHost
-import Foundation
 import Logging
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Usage analytics in the spirit of a usage broker: launches (first, after clean and unclean
 /// exits), foreground and background time, transitions, memory warnings by level, reloads and

@@ -1,6 +1,5 @@
 import AppHost
 import AppHostSystemd
-import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -107,7 +106,7 @@ final class AnalyticsStore {
 
     /// Counts an event now and queues it for the next flush. Returns true when the queue was
     /// empty before (a flush timer should start).
-    func record(_ kind: AnalyticsEvent.Kind, at date: Date = Date(), first: Bool? = nil, previousExit: String? = nil, seconds: Double? = nil, level: String? = nil) -> Bool {
+    func record(_ kind: AnalyticsEvent.Kind, at date: UnixTime = .now, first: Bool? = nil, previousExit: String? = nil, seconds: Double? = nil, level: String? = nil) -> Bool {
         let event = AnalyticsEvent(seq: nextSequence, kind: kind, at: date, first: first, previousExit: previousExit, seconds: seconds, level: level)
         nextSequence += 1
         report.apply(event)
@@ -179,14 +178,8 @@ final class AnalyticsStore {
     /// Folds everything into `summary.json` (atomically) and empties the log. A crash between
     /// the two steps double-counts nothing: the summary's `lastSequence` skips the old records.
     func compact() throws(Failure) {
-        let data: Data
         do {
-            data = try AnalyticsReport.encoder.encode(report)
-        } catch {
-            throw Failure(path: summaryPath, reason: "\(error)")
-        }
-        do {
-            try AtomicFile.write(Array(data), to: summaryPath)
+            try AtomicFile.write(Array(report.json.rendered(pretty: true).utf8), to: summaryPath)
         } catch {
             throw Failure(path: summaryPath, reason: "\(error)")
         }

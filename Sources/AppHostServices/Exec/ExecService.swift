@@ -1,6 +1,5 @@
 import AppHost
 import AppHostSystemd
-import Foundation
 import Logging
 import Subprocess
 import Synchronization
@@ -198,8 +197,8 @@ public final class ExecService: ApplicationService {
     private func check(_ settings: Settings) throws {
         let executable = try Self.resolve(settings.arguments[0])
         if let directory = settings.workingDirectory {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            var status = stat()
+            guard stat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
                 throw Failure(description: "working-directory \(directory) does not exist")
             }
         }

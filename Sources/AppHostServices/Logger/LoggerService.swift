@@ -1,7 +1,12 @@
 import AppHost
-import Foundation
 import Logging
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// The audit trail of the lifecycle: one structured log record per event the host fans out,
 /// with the states before and after, how long the fan-out took and who overran or failed.
@@ -151,7 +156,7 @@ public final class LoggerService: ApplicationService {
         let overran = record.overruns.map(\.service)
         let failed = record.failures.keys.sorted()
         let milliseconds = Double(record.duration.microseconds) / 1000
-        var message = "\(record.event.name): \(record.from) → \(record.to) in \(String(format: "%.2f", milliseconds)) ms (\(services(record.serviceCount)))"
+        var message = "\(record.event.name): \(record.from) → \(record.to) in \(milliseconds.decimalText(digits: 2)) ms (\(services(record.serviceCount)))"
         var metadata: Logger.Metadata = [
             "event": "\(record.event.name)", "from_state": "\(record.from)", "to_state": "\(record.to)",
             "duration_us": "\(record.duration.microseconds)", "service_count": "\(record.serviceCount)",
