@@ -1,25 +1,19 @@
 import AppHost
 import AppHostSystemd
 import AppHostServices
-import ArgumentParser
 
 /// `apphostd analytics`: prints what the analytics service recorded in the state directory.
-struct AnalyticsCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "analytics",
-        abstract: "Print the usage report from the state directory (a table, or JSON with --json)."
-    )
+struct AnalyticsCommand {
+    /// `--json`: JSON for scripts instead of a table.
+    let json: Bool
+    /// `--config`: take the state directory from this config file.
+    let config: String?
+    /// `--state-directory`: the state directory to read (overrides `--config`).
+    let stateDirectory: String?
 
-    @Flag(help: "Print JSON for scripts instead of a table.")
-    var json = false
-
-    @Option(name: .shortAndLong, help: "Take the state directory from this config file.")
-    var config: String?
-
-    @Option(help: "The state directory to read (overrides --config).")
-    var stateDirectory: String?
-
-    func run() throws {
+    /// Prints the report; `.badConfiguration` when the config is wrong, `.launchFailed` when
+    /// the report cannot be read.
+    func run() -> ExitStatus {
         let directory: String
         if let stateDirectory {
             directory = stateDirectory
@@ -27,16 +21,17 @@ struct AnalyticsCommand: ParsableCommand {
             do {
                 directory = try ConfigurationLoader(registry: ApphostdCommand.registry()).load(path: ApphostdCommand.resolveConfigPath(config)).stateDirectory
             } catch {
-                StandardError.write("apphostd: \(error)\n")
-                throw ExitStatus.badConfiguration
+                StandardError.write("\(ApphostdCommand.name): \(error)\n")
+                return .badConfiguration
             }
         }
         do {
             let report = try AnalyticsReport.load(stateDirectory: directory)
-            print(json ? report.renderJSON() : report.renderTable())
+            print(json ? report.renderJSON() : report.renderTable(), terminator: "")
+            return .clean
         } catch {
-            StandardError.write("apphostd: cannot read analytics in \(directory): \(error)\n")
-            throw ExitStatus.launchFailed
+            StandardError.write("\(ApphostdCommand.name): cannot read analytics in \(directory): \(error)\n")
+            return .launchFailed
         }
     }
 }

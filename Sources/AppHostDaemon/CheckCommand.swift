@@ -1,26 +1,22 @@
 import AppHost
 import AppHostSystemd
-import ArgumentParser
 
 /// `apphostd check`: validates a config file the way `run` and a reload would, without running.
-struct CheckCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "check",
-        abstract: "Validate a config file without running it (exit 0 when valid, 78 when not)."
-    )
+struct CheckCommand {
+    /// `--config`, if given.
+    let config: String?
 
-    @Option(name: .shortAndLong, help: "The config file (default: $APPHOSTD_CONFIG, else /etc/apphostd/apphostd.yaml).")
-    var config: String?
-
-    func run() throws {
+    /// Prints `OK: …` and returns `.clean`, or prints the error and returns `.badConfiguration`.
+    func run() -> ExitStatus {
         let path = ApphostdCommand.resolveConfigPath(config)
         do {
             let loaded = try ConfigurationLoader(registry: ApphostdCommand.registry()).load(path: path)
             let names = loaded.services.map(\.name)
             print("OK: \(RawPath.displayed(path)): \(names.count) service\(names.count == 1 ? "" : "s") (\(names.joined(separator: ", ")))")
+            return .clean
         } catch {
-            StandardError.write("apphostd: \(error)\n")
-            throw ExitStatus.badConfiguration
+            StandardError.write("\(ApphostdCommand.name): \(error)\n")
+            return .badConfiguration
         }
     }
 }

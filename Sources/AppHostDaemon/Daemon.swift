@@ -1,6 +1,5 @@
 import AppHost
 import AppHostSystemd
-import ArgumentParser
 import CApphostdPrelude
 import Glibc
 import Logging
@@ -15,7 +14,7 @@ struct Daemon: Sendable {
     var environment: [String: String] = ProcessEnvironment.current
 
     /// Runs until terminated; returns the exit status.
-    func run() async -> ExitCode {
+    func run() async -> ExitStatus {
         let notifier = SystemdNotifier(environment: environment)
         let loader = ConfigurationLoader(registry: registry, environment: environment)
         let configuration: DaemonConfiguration
@@ -24,7 +23,7 @@ struct Daemon: Sendable {
         } catch {
             StandardError.write("<3>apphostd: \(error)\n")
             notifier.status("bad configuration: \(error)")
-            return ExitStatus.badConfiguration
+            return .badConfiguration
         }
 
         JournalLogHandler.bootstrap(identifier: "apphostd", level: configuration.logLevel)
@@ -33,7 +32,7 @@ struct Daemon: Sendable {
 
         if apphostd_prelude_block_result() != 0 {
             logger.critical("the lifecycle signals could not be blocked before start; signals would be lost")
-            return ExitStatus.launchFailed
+            return .launchFailed
         }
 
         // One owner per state directory, for the daemon's whole life.
@@ -43,8 +42,8 @@ struct Daemon: Sendable {
         } catch {
             StandardError.write("<3>apphostd: \(error)\n")
             notifier.status("\(error)")
-            if case .held = error { return ExitStatus.stateDirectoryInUse }
-            return ExitStatus.launchFailed
+            if case .held = error { return .stateDirectoryInUse }
+            return .launchFailed
         }
         defer { withExtendedLifetime(stateLock) {} }
 
@@ -65,7 +64,7 @@ struct Daemon: Sendable {
         } catch {
             StandardError.write("<3>apphostd: \(error)\n")
             notifier.status("bad configuration: \(error)")
-            return ExitStatus.badConfiguration
+            return .badConfiguration
         }
 
         let reporter = SystemdNotifyService(host: host, notifier: notifier, reloadStatus: "reloading \(configPath)")
@@ -76,7 +75,7 @@ struct Daemon: Sendable {
         } catch {
             logger.critical("cannot read signals: \(error)")
             notifier.status("cannot read signals: \(error)")
-            return ExitStatus.launchFailed
+            return .launchFailed
         }
         let pressure = configuration.memoryPressure.enabled
             ? MemoryPressureService(host: host, environment: environment, thresholds: configuration.memoryPressure.thresholds, logger: logger)
@@ -139,18 +138,18 @@ struct Daemon: Sendable {
     }
 
     /// 0 after a clean terminate (also one during launch), 1 after a failed launch.
-    func exitStatus(of host: PluggableApplicationHost, logger: Logger) async -> ExitCode {
+    func exitStatus(of host: PluggableApplicationHost, logger: Logger) async -> ExitStatus {
         do {
             try await host.launched()
             logger.info("terminated cleanly")
-            return ExitStatus.clean
+            return .clean
         } catch where error.reason == .terminated {
             // SIGTERM during launch (systemctl stop while starting): a requested stop.
             logger.notice("\(error); the services that had launched were terminated")
-            return ExitStatus.clean
+            return .clean
         } catch {
             logger.error("launch failed: \(error)", metadata: ["service": "\(error.service)", "hook": "\(error.hook)"])
-            return ExitStatus.launchFailed
+            return .launchFailed
         }
     }
 }

@@ -1,14 +1,14 @@
-import ArgumentParser
-
-/// The exit codes apphostd documents.
-enum ExitStatus {
-    /// Terminated cleanly.
-    static let clean = ExitCode(0)
+/// The exit codes apphostd documents (sysexits.h where one fits).
+enum ExitStatus: Int32, Sendable, Error {
+    /// Terminated cleanly, or a command did what it was asked.
+    case clean = 0
     /// A required service failed to launch, or the daemon could not set itself up.
-    static let launchFailed = ExitCode(1)
+    case launchFailed = 1
+    /// The command line is wrong (sysexits.h EX_USAGE): the message says what to change.
+    case usage = 64
     /// The state directory belongs to another running daemon (sysexits.h EX_TEMPFAIL): it may
     /// be free after that one stops.
-    static let stateDirectoryInUse = ExitCode(75)
+    case stateDirectoryInUse = 75
     /// The configuration is invalid (sysexits.h EX_CONFIG); systemd should not restart.
-    static let badConfiguration = ExitCode(78)
+    case badConfiguration = 78
 }

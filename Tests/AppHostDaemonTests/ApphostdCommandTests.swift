@@ -1,4 +1,3 @@
-import ArgumentParser
 import Testing
 
 @testable import AppHostDaemon
@@ -6,31 +5,86 @@ import Testing
 @Suite("The command line")
 struct ApphostdCommandTests {
     @Test(
-        "the run fast path reads --config exactly as the parser does",
+        "every spelling of run reads --config",
         arguments: [
-            [], ["run"],
-            ["--config", "a.yaml"], ["-c", "a.yaml"], ["--config=a.yaml"],
-            ["run", "--config", "/etc/x.yaml"], ["run", "-c", "x.yaml"], ["run", "--config=x.yaml"],
-            ["--config", "run"],
-        ]
+            ([], nil), (["run"], nil),
+            (["--config", "a.yaml"], "a.yaml"), (["-c", "a.yaml"], "a.yaml"), (["--config=a.yaml"], "a.yaml"),
+            (["run", "--config", "/etc/x.yaml"], "/etc/x.yaml"), (["run", "-c", "x.yaml"], "x.yaml"),
+            (["run", "--config=x.yaml"], "x.yaml"), (["--config", "run"], "run"), (["--config=-odd.yaml"], "-odd.yaml"),
+        ] as [([String], String?)]
     )
-    func fastPathAgreesWithParser(arguments: [String]) throws {
-        let fast = try #require(ApphostdCommand.runConfigOption(arguments), "\(arguments) should take the fast path")
-        let parsed = try ApphostdCommand.parseAsRoot(arguments)
-        let run = try #require(parsed as? RunCommand, "the parser reads \(arguments) as \(type(of: parsed))")
-        #expect(run.config == fast)
+    func runReadsConfig(arguments: [String], config: String?) throws {
+        #expect(try DaemonCommand.parse(arguments) == .run(config: config))
+    }
+
+    @Test("the other subcommands, help and version")
+    func otherCommands() throws {
+        #expect(try DaemonCommand.parse(["check"]) == .check(config: nil))
+        #expect(try DaemonCommand.parse(["check", "-c", "a.yaml"]) == .check(config: "a.yaml"))
+        #expect(try DaemonCommand.parse(["services"]) == .services)
+        #expect(try DaemonCommand.parse(["analytics", "--json"]) == .analytics(json: true, config: nil, stateDirectory: nil))
+        #expect(try DaemonCommand.parse(["analytics", "--state-directory", "/s", "--config=c.yaml"]) == .analytics(json: false, config: "c.yaml", stateDirectory: "/s"))
+        #expect(try DaemonCommand.parse(["--help"]) == .help(nil))
+        #expect(try DaemonCommand.parse(["-h"]) == .help(nil))
+        #expect(try DaemonCommand.parse(["help"]) == .help(nil))
+        #expect(try DaemonCommand.parse(["help", "check"]) == .help(.check))
+        #expect(try DaemonCommand.parse(["run", "--help"]) == .help(.run))
+        #expect(try DaemonCommand.parse(["analytics", "--json", "-h"]) == .help(.analytics))
+        #expect(try DaemonCommand.parse(["--version"]) == .version)
     }
 
     @Test(
-        "everything else goes through the parser",
+        "a wrong command line says what is wrong and which usage applies",
         arguments: [
-            ["check"], ["check", "--config", "a.yaml"], ["services"], ["analytics", "--json"],
-            ["--help"], ["-h"], ["--version"], ["run", "--help"],
-            ["--config"], ["run", "--config"], ["--config="], ["-c", ""], ["--config", "-x"],
-            ["--config", "a", "--config", "b"], ["run", "run"], ["--cnfig", "a.yaml"], ["-c=a.yaml"], ["a.yaml"],
-        ]
+            (["--config"], "--config needs a value: --config <file>", DaemonCommand.Subcommand.run),
+            (["run", "--config"], "--config needs a value: --config <file>", .run),
+            (["--config="], "--config needs a value: --config <file>", .run),
+            (["-c", ""], "-c needs a value: --config <file>", .run),
+            (["--config", "-x"], "--config needs a value: --config <file>", .run),
+            (["--config", "a", "--config", "b"], "--config is given twice", .run),
+            (["run", "run"], "unexpected argument 'run'", .run),
+            (["--cnfig", "a.yaml"], "unknown option '--cnfig' for run (did you mean '--config'?)", .run),
+            (["-c=a.yaml"], "unknown option '-c=a.yaml' for run", .run),
+            (["a.yaml"], "unknown subcommand 'a.yaml' (subcommands: run, check, services, analytics)", nil),
+            (["chek"], "unknown subcommand 'chek' (did you mean 'check'?)", nil),
+            (["services", "--config", "a.yaml"], "unknown option '--config' for services", .services),
+            (["analytics", "--json=yes"], "--json takes no value", .analytics),
+            (["check", "--version"], "unknown option '--version' for check", .check),
+            (["help", "nope"], "unknown subcommand 'nope' (subcommands: run, check, services, analytics)", nil),
+        ] as [([String], String, DaemonCommand.Subcommand?)]
     )
-    func otherShapesAreLeftToTheParser(arguments: [String]) {
-        #expect(ApphostdCommand.runConfigOption(arguments) == nil)
+    func usageErrors(arguments: [String], message: String, subcommand: DaemonCommand.Subcommand?) {
+        #expect(throws: DaemonCommand.UsageError(message: message, subcommand: subcommand)) {
+            try DaemonCommand.parse(arguments)
+        }
+    }
+
+    @Test("a usage error exits 64 with the usage line")
+    func usageErrorExits64() {
+        #expect(ApphostdCommand.run(["--cnfig", "a.yaml"]) == .usage)
+        let report = DaemonCommand.report(DaemonCommand.UsageError(message: "--config is given twice", subcommand: .check), command: "apphostd")
+        #expect(report == """
+            apphostd: error: --config is given twice
+            Usage: apphostd check [--config <file>]
+              See 'apphostd help check' for more.
+
+            """)
+    }
+
+    @Test("help lists every subcommand and option, the signals and the exit codes")
+    func helpText() {
+        let root = DaemonCommand.help(for: nil, command: "apphostd")
+        #expect(root.hasPrefix("OVERVIEW: Hosts pluggable application services"))
+        #expect(root.contains("USAGE: apphostd [<subcommand>] [<options>]"))
+        for subcommand in DaemonCommand.Subcommand.allCases {
+            #expect(root.contains("  \(subcommand.rawValue)"), "\(subcommand) is listed")
+        }
+        #expect(root.contains("run (default)"))
+        #expect(root.contains("SIGRTMIN+1       enter background"))
+        #expect(root.contains("64 wrong command line"))
+        let analytics = DaemonCommand.help(for: .analytics, command: "apphostd")
+        #expect(analytics.contains("USAGE: apphostd analytics [--json] [--config <file>] [--state-directory <directory>]"))
+        #expect(analytics.contains("  -c, --config <file>     The config file"))
+        #expect(analytics.contains("  --state-directory <directory>\n"), "a long option's help goes on the next line")
     }
 }

@@ -1,0 +1,77 @@
+extension DaemonCommand {
+    /// What the command as a whole is for.
+    static let abstract = "Hosts pluggable application services and drives them through a UIKit-style lifecycle under systemd."
+
+    /// Signals, memory pressure and exit codes: what an operator looks up.
+    static let discussion = """
+        Signals (systemctl kill -s SIGNAL apphostd, or kill -s SIGNAL PID):
+          SIGTERM, SIGINT  terminate: STOPPING=1, willTerminate (reverse order);
+                           during launch, stop waiting and roll back
+          SIGUSR1          toggle background/foreground (coalesces in a storm)
+          SIGRTMIN+1       enter background (explicit, idempotent, queued)
+          SIGRTMIN+2       enter foreground (explicit, idempotent, queued)
+          SIGRTMIN+18      trim memory: a critical memory warning, malloc_trim
+          SIGHUP           reload the config as one transaction
+        Memory pressure: $MEMORY_PRESSURE_WATCH, else the cgroup's or the
+        system's PSI file (/proc/pressure/memory).
+
+        Exit codes: 0 clean exit, 1 launch failed, 64 wrong command line,
+        75 state directory in use by another daemon (EX_TEMPFAIL), 78 bad config
+        (EX_CONFIG).
+        """
+
+    /// The help text of `subcommand`, or of the command (nil), as `--help` prints it.
+    static func help(for subcommand: Subcommand?, command name: String) -> String {
+        var text = ""
+        guard let subcommand else {
+            text += "OVERVIEW: \(abstract)\n\n"
+            text += "USAGE: \(name) [<subcommand>] [<options>]\n\n"
+            text += "OPTIONS:\n"
+            text += row("--version", "Show the version.")
+            text += row("-h, --help", "Show help information.")
+            text += "\nSUBCOMMANDS:\n"
+            for candidate in Subcommand.allCases {
+                text += row(candidate == .run ? "run (default)" : candidate.rawValue, candidate.abstract)
+            }
+            text += "\n  See '\(name) help <subcommand>' for detailed help.\n\n"
+            text += discussion + "\n"
+            return text
+        }
+        text += "OVERVIEW: \(subcommand.abstract)\n\n"
+        text += "USAGE: \(usage(of: subcommand, command: name))\n\n"
+        text += "OPTIONS:\n"
+        for option in subcommand.options {
+            let spelled = (option.short.map { "\($0), " } ?? "") + option.usage
+            text += row(spelled, option.help)
+        }
+        text += row("-h, --help", "Show help information.")
+        return text
+    }
+
+    /// `apphostd check [--config <file>]`.
+    static func usage(of subcommand: Subcommand, command name: String) -> String {
+        ([name, subcommand.rawValue] + subcommand.options.map { "[\($0.usage)]" }).joined(separator: " ")
+    }
+
+    /// What a usage error prints: the error, the usage line, where to read more.
+    static func report(_ error: UsageError, command name: String) -> String {
+        var text = "\(name): error: \(error.message)\n"
+        if let subcommand = error.subcommand {
+            text += "Usage: \(usage(of: subcommand, command: name))\n"
+            text += "  See '\(name) help \(subcommand.rawValue)' for more.\n"
+        } else {
+            text += "Usage: \(name) [<subcommand>] [<options>]\n"
+            text += "  See '\(name) --help' for more.\n"
+        }
+        return text
+    }
+
+    private static func row(_ label: String, _ help: String) -> String {
+        let width = 26
+        let padded = "  " + label
+        if padded.count < width {
+            return padded + String(repeating: " ", count: width - padded.count) + help + "\n"
+        }
+        return padded + "\n" + String(repeating: " ", count: width) + help + "\n"
+    }
+}

@@ -1,0 +1,94 @@
+extension DaemonCommand {
+    /// Parses `arguments` (without the program name). A path is taken as given, also when it
+    /// is not UTF-8 (`RawPath`); a value that starts with `-` needs the `--config=FILE` form.
+    static func parse(_ arguments: [String]) throws(UsageError) -> DaemonCommand {
+        var rest = arguments[...]
+        var subcommand = Subcommand.run
+        var named = false
+        if let first = rest.first {
+            if first == "help" {
+                rest = rest.dropFirst()
+                guard let name = rest.popFirst() else { return .help(nil) }
+                guard let target = Subcommand(rawValue: name) else { throw unknownSubcommand(name) }
+                if let extra = rest.first { throw UsageError(message: "unexpected argument '\(extra)'", subcommand: nil) }
+                return .help(target)
+            }
+            if let target = Subcommand(rawValue: first) {
+                subcommand = target
+                named = true
+                rest = rest.dropFirst()
+            } else if !first.hasPrefix("-") {
+                throw unknownSubcommand(first)
+            }
+        }
+
+        var values: [String: String] = [:]
+        while let argument = rest.popFirst() {
+            if argument == "--help" || argument == "-h" { return .help(named ? subcommand : nil) }
+            if argument == "--version", !named { return .version }
+            var spelled = argument
+            var attached: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                spelled = String(argument[..<equals])
+                attached = String(argument[argument.index(after: equals)...])
+            }
+            guard let option = subcommand.options.first(where: { $0.name == spelled || $0.short == spelled }) else {
+                guard argument.hasPrefix("-"), argument != "-" else {
+                    throw UsageError(message: "unexpected argument '\(RawPath.displayed(argument))'", subcommand: subcommand)
+                }
+                var message = "unknown option '\(RawPath.displayed(spelled))' for \(subcommand.rawValue)"
+                let names = subcommand.options.map(\.name) + (named ? [] : ["--version"]) + ["--help"]
+                if let guess = ConfigurationLoader.closest(to: spelled, in: names) { message += " (did you mean '\(guess)'?)" }
+                throw UsageError(message: message, subcommand: subcommand)
+            }
+            guard values[option.name] == nil else {
+                throw UsageError(message: "\(option.name) is given twice", subcommand: subcommand)
+            }
+            guard option.value != nil else {
+                guard attached == nil else { throw UsageError(message: "\(option.name) takes no value", subcommand: subcommand) }
+                values[option.name] = ""
+                continue
+            }
+            let value: String
+            if let attached {
+                value = attached
+            } else if let next = rest.first, !next.hasPrefix("-") {
+                value = next
+                rest = rest.dropFirst()
+            } else {
+                throw UsageError(message: "\(spelled) needs a value: \(option.usage)", subcommand: subcommand)
+            }
+            guard !value.isEmpty else {
+                throw UsageError(message: "\(spelled) needs a value: \(option.usage)", subcommand: subcommand)
+            }
+            values[option.name] = value
+        }
+
+        let config = values[Option.config.name]
+        switch subcommand {
+        case .run: return .run(config: config)
+        case .check: return .check(config: config)
+        case .services: return .services
+        case .analytics:
+            return .analytics(json: values[Option.json.name] != nil, config: config, stateDirectory: values[Option.stateDirectory.name])
+        }
+    }
+
+    private static func unknownSubcommand(_ name: String) -> UsageError {
+        var message = "unknown subcommand '\(RawPath.displayed(name))'"
+        let names = Subcommand.allCases.map(\.rawValue)
+        if let guess = ConfigurationLoader.closest(to: name, in: names + ["help"]) {
+            message += " (did you mean '\(guess)'?)"
+        } else {
+            message += " (subcommands: \(names.joined(separator: ", ")))"
+        }
+        return UsageError(message: message, subcommand: nil)
+    }
+}
+
+extension DaemonCommand.Option {
+    /// `--config <file>`, or `--json` for a flag.
+    var usage: String {
+        value.map { "\(name) <\($0)>" } ?? name
+    }
+}

@@ -1,0 +1,73 @@
+/// One command line of the daemon, parsed: the subcommand and its options.
+///
+/// Parsed by hand rather than with swift-argument-parser, which brings FoundationEssentials
+/// (about 1,900 protocol conformances that every start scans, and 12 MB of the static binary)
+/// and builds its command tree by reflection before it reads an argument.
+enum DaemonCommand: Equatable, Sendable {
+    /// `run`, the default: the daemon, on the config `config` names (nil: the default).
+    case run(config: String?)
+    /// `check`: validates a config file without running it.
+    case check(config: String?)
+    /// `services`: lists the service types the registry can build.
+    case services
+    /// `analytics`: prints the usage report of a state directory.
+    case analytics(json: Bool, config: String?, stateDirectory: String?)
+    /// `--help`, `-h` or `help [SUBCOMMAND]`: help for a subcommand, or for the command (nil).
+    case help(Subcommand?)
+    /// `--version`.
+    case version
+
+    /// The subcommands, by the name typed.
+    enum Subcommand: String, CaseIterable, Sendable {
+        case run, check, services, analytics
+
+        /// One line for the subcommand list.
+        var abstract: String {
+            switch self {
+            case .run: "Run the daemon: launch the services, then serve signals until SIGTERM."
+            case .check: "Validate a config file without running it (exit 0 when valid, 78 when not)."
+            case .services: "List the service types this daemon can run."
+            case .analytics: "Print the usage report from the state directory (a table, or JSON with --json)."
+            }
+        }
+
+        /// The options it takes, in the order help lists them.
+        var options: [Option] {
+            switch self {
+            case .run, .check: [.config]
+            case .services: []
+            case .analytics: [.json, .config, .stateDirectory]
+            }
+        }
+    }
+
+    /// An option of a subcommand.
+    struct Option: Equatable, Sendable {
+        /// `--name`.
+        let name: String
+        /// `-c`, if it has a short form.
+        let short: String?
+        /// What its value is called in help (`<file>`); nil for a flag.
+        let value: String?
+        /// Its line in help.
+        let help: String
+
+        static let config = Option(
+            name: "--config", short: "-c", value: "file",
+            help: "The config file (default: $APPHOSTD_CONFIG, else /etc/apphostd/apphostd.yaml)."
+        )
+        static let json = Option(name: "--json", short: nil, value: nil, help: "Print JSON for scripts instead of a table.")
+        static let stateDirectory = Option(
+            name: "--state-directory", short: nil, value: "directory",
+            help: "The state directory to read (instead of the one the config names)."
+        )
+    }
+
+    /// A command line that cannot be run, and the subcommand whose usage to show.
+    struct UsageError: Error, Equatable, CustomStringConvertible {
+        let message: String
+        let subcommand: Subcommand?
+
+        var description: String { message }
+    }
+}
