@@ -61,6 +61,7 @@ let package = Package(
                 "CSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // The daemon as a library: CLI, config loading, wiring. `ApphostdCommand.main(registry:)`.
@@ -72,6 +73,7 @@ let package = Package(
                 "AppHostServices",
                 "CApphostdPrelude",
                 "CYAML",
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -91,7 +93,10 @@ let package = Package(
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]
         ),
-        .testTarget(name: "AppHostSystemdTests", dependencies: ["AppHostSystemd", "AppHostTestSupport", "CAppHostShims"]),
+        .testTarget(
+            name: "AppHostSystemdTests",
+            dependencies: ["AppHostSystemd", "AppHostTestSupport", "CAppHostShims", .product(name: "SystemPackage", package: "swift-system")]
+        ),
         .testTarget(
             name: "AppHostServicesTests",
             dependencies: ["AppHostServices", "AppHostTestSupport", .product(name: "Logging", package: "swift-log")]

@@ -154,6 +154,27 @@ def build_floors(directory):
     return binaries
 
 
+def image(binary, static_floor, dynamic_binary):
+    """Sizes of the static binaries as built and stripped (as deploy/INSTALL.md installs apphostd),
+    their protocol conformance records (the runtime scans them all on every first lookup), and
+    the Foundation or ICU libraries the dynamically linked build loads."""
+    def sizes(path):
+        stripped = path + ".stripped"
+        subprocess.run(["strip", "-o", stripped, path], check=True)
+        size = os.path.getsize(stripped)
+        os.unlink(stripped)
+        sections = subprocess.run(["readelf", "-S", "-W", path], capture_output=True, text=True).stdout
+        conformances = next((int(line.split()[5], 16) // 4 for line in sections.splitlines()
+                             if "swift5_protocol_conformances" in line), 0)
+        return {"bytes": os.path.getsize(path), "stripped_bytes": size, "conformances": conformances}
+    result = {"apphostd": sizes(binary), "floor": sizes(static_floor)}
+    if dynamic_binary and os.path.exists(dynamic_binary):
+        libraries = subprocess.run(["ldd", dynamic_binary], capture_output=True, text=True).stdout.split()
+        result["ldd_foundation"] = sorted({name for name in libraries
+                                          if name.startswith(("libFoundation", "lib_Foundation", "libicu"))})
+    return result
+
+
 def readiness(programs, notify, runs):
     """Runs each program `runs` times, interleaved; returns {label: [ms]}."""
     times = {label: [] for label, _, _ in programs}
@@ -468,8 +489,9 @@ def table(results, args):
         rows.append(f"| fan-out, kill -USR1 → STATUS=, {n} services | p50 {f[n]['p50']:.3f} ms · p90 {f[n]['p90']:.3f} ms | "
                     + ("p50 < 1 ms" if n == "100" else "linear") + " |")
     rows.append(f"| fan-out marginal cost (100 → 1000 services) | {per_service:.2f} µs per service per event | linear, small |")
-    for label in ("apphostd", "swift", "c"):
-        name = {"apphostd": "apphostd (shipped config)", "swift": "idle Swift Concurrency floor", "c": "idle C floor"}[label]
+    for label in ("apphostd", "swift", "swift_static", "c"):
+        name = {"apphostd": "apphostd (shipped config)", "swift": "idle Swift Concurrency floor",
+                "swift_static": "idle Swift Concurrency floor, static stdlib", "c": "idle C floor"}[label]
         rows.append(f"| idle {i['seconds']} s, watchdog off: {name} | {i[label]['wakeups']} wake-ups "
                     f"({i[label]['wakeups_per_s']:.2f}/s) · {i[label]['cpu_ms']:.0f} ms CPU · peak RSS {i[label]['peak_rss_kib'] / 1024:.1f} MiB | "
                     + ("none of its own" if label == "apphostd" else "baseline") + " |")
@@ -480,12 +502,24 @@ def table(results, args):
                 f"SIGTERM exit {s['exit_code']} | consistent: **{s['consistent']}** |")
     for n in ("4", "100", "1000"):
         rows.append(f"| memory warning, FIFO write → last service's hook, {n} services | p50 {m[n]['p50']:.3f} ms · p90 {m[n]['p90']:.3f} ms | |")
+    g = results["image"]
+    mb = 1_000_000
+    rows.append(f"| static binary, as built · stripped (installed) | apphostd {g['apphostd']['bytes'] / mb:.1f} MB · "
+                f"**{g['apphostd']['stripped_bytes'] / mb:.1f} MB** · floor {g['floor']['bytes'] / mb:.1f} MB · "
+                f"{g['floor']['stripped_bytes'] / mb:.1f} MB | ≤ 16 MB |")
+    rows.append(f"| protocol conformances in the image | apphostd {g['apphostd']['conformances']} · floor {g['floor']['conformances']} | |")
+    rows.append(f"| readiness ratio apphostd ÷ static Swift floor | **{r['apphostd_over_swift_static']:.2f}×** | ≤ 2× |")
+    rows.append(f"| peak RSS idle, apphostd ÷ static Swift floor | {i['apphostd']['peak_rss_kib'] / 1024:.1f} MiB ÷ "
+                f"{i['swift_static']['peak_rss_kib'] / 1024:.1f} MiB | ≤ 8 MiB |")
+    if "ldd_foundation" in g:
+        rows.append(f"| Foundation or ICU in `ldd` of the dynamic build | {', '.join(g['ldd_foundation']) or 'none'} | none |")
     return "\n".join(rows)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build", "release", "apphostd"))
+    parser.add_argument("--dynamic-binary", help="a dynamically linked apphostd (the debug build) whose ldd is checked for Foundation and ICU")
     parser.add_argument("--quick", action="store_true", help="fewer rounds, 5 s idle windows")
     parser.add_argument("--json", help="also write the raw figures to this file")
     parser.add_argument("--soak", action="store_true", help="only the soak: memory over many reloads and transitions")
@@ -513,6 +547,7 @@ def main():
     results = {"machine": machine(), "load_average_at_start": os.getloadavg()[0]}
     try:
         floors = build_floors(directory)
+        results["image"] = image(args.binary, floors["ready.swift static"], args.dynamic_binary)
         shipped = os.path.join(ROOT, "config", "apphostd.yaml")
         state = tempfile.mkdtemp(dir=directory)
         credentials = tempfile.mkdtemp(dir=directory)
@@ -533,6 +568,7 @@ def main():
         results["idle"] = {"seconds": idle_seconds,
                            "apphostd": idle([args.binary, "run", "--config", shipped], notify, idle_seconds, shipped_env),
                            "swift": idle([floors["idle.swift"]], notify, idle_seconds),
+                           "swift_static": idle([floors["idle.swift static"]], notify, idle_seconds),
                            "c": idle([floors["idle.c"]], notify, idle_seconds)}
         results["storm"] = storm(args.binary, notify, directory, 10_000)
         results["memory_warning_ms"] = {}
@@ -549,6 +585,9 @@ def main():
     print(table(results, args))
     failed = [goal for goal, met in (
         ("readiness ≤ 1.5× the Swift floor", results["readiness_ms"]["apphostd_over_swift"] <= 1.5),
+        ("readiness ≤ 2× the static Swift floor", results["readiness_ms"]["apphostd_over_swift_static"] <= 2.0),
+        ("stripped static binary ≤ 16 MB", results["image"]["apphostd"]["stripped_bytes"] <= 16_000_000),
+        ("peak RSS idle ≤ 8 MiB", results["idle"]["apphostd"]["peak_rss_kib"] <= 8 * 1024),
         ("fan-out p50 < 1 ms at 100 services", results["fan_out_ms"]["100"]["p50"] < 1.0),
         ("storm consistent", results["storm"]["consistent"]),
     ) if not met]

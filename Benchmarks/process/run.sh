@@ -7,4 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash scripts/deps.sh
 swift build -c release --product apphostd --static-swift-stdlib --scratch-path .build-release
-exec python3 Benchmarks/process/process_bench.py --binary "$(swift build -c release --static-swift-stdlib --scratch-path .build-release --show-bin-path)/apphostd" "$@"
+# The debug build links the Swift libraries dynamically: its ldd shows whether Foundation or ICU
+# came back through any dependency.
+swift build --product apphostd
+exec python3 Benchmarks/process/process_bench.py \
+  --binary "$(swift build -c release --static-swift-stdlib --scratch-path .build-release --show-bin-path)/apphostd" \
+  --dynamic-binary "$(swift build --show-bin-path)/apphostd" "$@"

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SystemPackage
 
 /// Crash-safe file writes: a reader sees either the old content or the new, never a mix.
 package enum AtomicFile {
@@ -13,7 +14,7 @@ package enum AtomicFile {
         package let operation: String
         package let path: String
         package let code: Int32
-        package var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
+        package var description: String { "\(operation) \(path): \(SystemErrorText.reason(code))" }
     }
 
     /// Writes `data` to `path` by writing a temporary file beside it, fsyncing it, renaming it
@@ -80,17 +81,16 @@ package enum AtomicFile {
             throw Failure(operation: "open", path: path, code: errno)
         }
         defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw Failure(operation: "read", path: path, code: errno)
-            }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[..<count])
+        var status = stat()
+        let expected = fstat(fd, &status) == 0 ? Int(status.st_size) : 4096
+        let bytes: [UInt8]?
+        do {
+            bytes = try FileDescriptor(rawValue: fd).readAll(limit: Int(Int32.max), expected: expected)
+        } catch {
+            throw Failure(operation: "read", path: path, code: error.rawValue)
         }
+        guard let bytes else { throw Failure(operation: "read", path: path, code: EFBIG) }
+        return bytes
     }
 
     /// Creates or truncates `path` with `data`, without a sync of its own: for a marker whose

@@ -1,10 +1,15 @@
-import Glibc
+import SystemPackage
 
-/// Renders errno values the way operators read them in logs: `EACCES (Permission denied)`-style text.
-enum SystemErrorText {
-    /// `strerror` text with the number, e.g. "Permission denied (errno 13)".
-    static func describe(_ code: Int32) -> String {
-        let code = abs(code)
-        return "\(String(cString: strerror(code))) (errno \(code))"
+/// Errno values as operators read them in logs and messages: the one way the daemon turns an
+/// errno into text (swift-system's `Errno`, which is `strerror`).
+package enum SystemErrorText {
+    /// The reason alone: "Permission denied".
+    package static func reason(_ code: Int32) -> String {
+        Errno(rawValue: abs(code)).description
+    }
+
+    /// The reason with the number: "Permission denied (errno 13)".
+    package static func describe(_ code: Int32) -> String {
+        "\(reason(code)) (errno \(abs(code)))"
     }
 }

@@ -1,4 +1,6 @@
 import AppHost
+import AppHostSystemd
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,7 +35,7 @@ extension ConfigurationLoader {
             ConfigurationError(file: path, keyPath: "", message: message, hint: hint)
         }
         func systemFailure(_ code: Int32, _ action: String) -> ConfigurationError {
-            let reason = String(cString: strerror(code))
+            let reason = SystemErrorText.reason(code)
             switch code {
             case ENOENT:
                 return failure("cannot \(action): no such file (ENOENT)", hint: "check the path, or pass --config FILE")
@@ -69,24 +71,15 @@ extension ConfigurationLoader {
             throw failure("the file is too large (\(status.st_size) bytes; the limit is 1 MiB)",
                           hint: "a config file is a few kilobytes; is this the right file?")
         }
-        // Read one byte past the limit, so a file that grew after fstat is still refused.
-        var bytes = [UInt8](repeating: 0, count: sizeLimit + 1)
-        var count = 0
-        while count < bytes.count {
-            let result = bytes.withUnsafeMutableBytes { buffer in
-                read(descriptor, buffer.baseAddress! + count, buffer.count - count)
-            }
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw systemFailure(errno, "read the config file")
-            }
-            if result == 0 { break }
-            count += result
+        let bytes: [UInt8]?
+        do {
+            bytes = try FileDescriptor(rawValue: descriptor).readAll(limit: sizeLimit, expected: Int(status.st_size))
+        } catch {
+            throw systemFailure(error.rawValue, "read the config file")
         }
-        if count > sizeLimit {
+        guard let bytes else {
             throw failure("the file is too large (more than 1 MiB)", hint: "a config file is a few kilobytes; is this the right file?")
         }
-        bytes.removeSubrange(count...)
         return bytes
     }
 

@@ -217,7 +217,7 @@ struct ConfigurationLoader: Sendable {
             } else if error.hint == "this service takes no settings" {
                 error.hint = "\(type) takes no settings"
             } else if error.message == "unknown key", let hint = error.hint, hint.hasPrefix("valid keys: ") {
-                let valid = hint.dropFirst("valid keys: ".count).split(separator: ", ").map(String.init)
+                let valid = hint.dropFirst("valid keys: ".count).split(separator: ",").map { String($0.drop { $0 == " " }) }
                 let key = String(error.keyPath.split(separator: ".").last ?? "")
                 if let guess = Self.closest(to: key, in: valid) { error.hint = "did you mean \(guess)? " + hint }
             }

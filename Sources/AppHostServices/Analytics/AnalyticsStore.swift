@@ -1,5 +1,6 @@
 import AppHost
 import AppHostSystemd
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -28,7 +29,7 @@ final class AnalyticsStore {
         }
 
         init(_ operation: String, path: String, code: Int32 = errno) {
-            self.init(path: path, reason: "\(operation): \(String(cString: strerror(code)))")
+            self.init(path: path, reason: "\(operation): \(SystemErrorText.reason(code))")
         }
     }
 
@@ -71,18 +72,18 @@ final class AnalyticsStore {
         let logPath = directory + "/" + Self.logName
         let fd = open(logPath, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Failure("open", path: logPath) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                close(fd)
-                throw Failure("read", path: logPath, code: code)
-            }
-            if count == 0 { break }
-            bytes.append(contentsOf: chunk[0..<count])
+        var status = stat()
+        let expected = fstat(fd, &status) == 0 ? Int(status.st_size) : 4096
+        let read: [UInt8]?
+        do {
+            read = try FileDescriptor(rawValue: fd).readAll(limit: Int(Int32.max), expected: expected)
+        } catch {
+            close(fd)
+            throw Failure("read", path: logPath, code: error.rawValue)
+        }
+        guard let bytes = read else {
+            close(fd)
+            throw Failure("read", path: logPath, code: EFBIG)
         }
         let scan = AnalyticsLog.scan(bytes)
         if scan.hasDamagedTail {

@@ -142,7 +142,7 @@ public final class ExecService: ApplicationService {
     public static func resolve(_ program: String, path: String? = ProcessEnvironment.current["PATH"]) throws(Failure) -> String {
         if program.hasPrefix("/") {
             guard access(program, X_OK) == 0 else {
-                throw Failure(description: "program \(program) is missing or not executable: \(String(cString: strerror(errno)))")
+                throw Failure(description: "program \(program) is missing or not executable: \(SystemErrorText.reason(errno))")
             }
             return program
         }

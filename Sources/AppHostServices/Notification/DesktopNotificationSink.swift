@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import AppHostSystemd
 import CSystemd
 import Dispatch
 
@@ -167,7 +168,7 @@ struct DesktopNotificationError: Error, Sendable, CustomStringConvertible {
     }
 
     init(step: String, code: Int32) {
-        self.init(step: step, message: String(cString: strerror(-code)))
+        self.init(step: step, message: SystemErrorText.reason(code))
     }
 
     var description: String { "\(step): \(message)" }

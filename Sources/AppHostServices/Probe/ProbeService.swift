@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSystemd
 import Logging
 import Synchronization
 
@@ -70,7 +71,7 @@ public final class ProbeService: ApplicationService {
         public let path: String
         /// The errno value.
         public let code: Int32
-        public var description: String { "probe: \(operation) \(path): \(String(cString: strerror(code)))" }
+        public var description: String { "probe: \(operation) \(path): \(SystemErrorText.reason(code))" }
     }
 
     /// The probe's settings.

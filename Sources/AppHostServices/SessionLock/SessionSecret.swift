@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import AppHostSystemd
 import Synchronization
+import SystemPackage
 
 /// The session secret held in memory, in a buffer of its own so that locking can overwrite it
 /// with zeros before letting it go (a Swift `Array` may leave copies behind).
@@ -69,13 +71,13 @@ final class SessionSecret: Sendable {
             case EACCES, EPERM:
                 throw SecretUnavailable(path: path, problem: "is not readable by uid \(getuid())", fix: "chown it to the service user and chmod 600 \(path)")
             default:
-                throw SecretUnavailable(path: path, problem: "cannot be opened: \(String(cString: strerror(code)))", fix: "check the path and its permissions")
+                throw SecretUnavailable(path: path, problem: "cannot be opened: \(SystemErrorText.reason(code))", fix: "check the path and its permissions")
             }
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
-            throw SecretUnavailable(path: path, problem: "cannot be inspected: \(String(cString: strerror(errno)))", fix: "check the path and its permissions")
+            throw SecretUnavailable(path: path, problem: "cannot be inspected: \(SystemErrorText.reason(errno))", fix: "check the path and its permissions")
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw SecretUnavailable(path: path, problem: "is not a regular file (\(Self.kind(of: info.st_mode)))", fix: "point the setting at a file holding the secret")
@@ -91,37 +93,24 @@ final class SessionSecret: Sendable {
             let mode = String(info.st_mode & 0o7777, radix: 8)
             throw SecretUnavailable(path: path, problem: "is readable or writable by group or others (mode 0\(mode)) and was refused", fix: "chmod 600 \(path)")
         }
-        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(64, Int(info.st_size) + 1), alignment: 1)
-        var used = 0
-        while true {
-            if used == buffer.count {
-                // Grow without leaving a copy of the secret behind in the old buffer.
-                let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: buffer.count * 2, alignment: 1)
-                larger.copyMemory(from: UnsafeRawBufferPointer(buffer))
-                zero(buffer)
-                buffer.deallocate()
-                buffer = larger
-            }
-            let result = Glibc.read(fd, buffer.baseAddress! + used, buffer.count - used)
-            if result > 0 {
-                used += result
-            } else if result == 0 {
-                break
-            } else if errno != EINTR {
-                let code = errno
-                zero(buffer)
-                buffer.deallocate()
-                throw SecretUnavailable(path: path, problem: "cannot be read: \(String(cString: strerror(code)))", fix: "check the file and its permissions")
-            }
+        var bytes: [UInt8]?
+        do {
+            bytes = try FileDescriptor(rawValue: fd).readAll(limit: Self.sizeLimit, expected: Int(info.st_size), wipingCopies: true)
+        } catch {
+            throw SecretUnavailable(path: path, problem: "cannot be read: \(SystemErrorText.reason(error.rawValue))", fix: "check the file and its permissions")
         }
-        guard used > 0 else {
-            buffer.deallocate()
+        defer {
+            // The array's storage is unique here: wipe it in place before it is freed.
+            bytes?.withUnsafeMutableBytes { zero($0) }
+        }
+        guard let read = bytes else {
+            throw SecretUnavailable(path: path, problem: "grew past the \(Self.sizeLimit / 1024) KiB a secret may be while it was read", fix: "point the setting at the secret itself (a few bytes to a few KiB)")
+        }
+        guard !read.isEmpty else {
             throw SecretUnavailable(path: path, problem: "is empty", fix: "write the secret into \(path) (mode 0600)")
         }
-        let exact = UnsafeMutableRawBufferPointer.allocate(byteCount: used, alignment: 1)
-        exact.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[..<used]))
-        zero(buffer)
-        buffer.deallocate()
+        let exact = UnsafeMutableRawBufferPointer.allocate(byteCount: read.count, alignment: 1)
+        read.withUnsafeBytes { exact.copyMemory(from: $0) }
         return SessionSecret(taking: exact)
     }
 }
