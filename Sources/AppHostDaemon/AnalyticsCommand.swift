@@ -1,6 +1,7 @@
 import AppHost
 import AppHostSystemd
 import AppHostServices
+import Glibc
 
 /// `apphostd analytics`: prints what the analytics service recorded in the state directory.
 struct AnalyticsCommand {
@@ -15,15 +16,15 @@ struct AnalyticsCommand {
     /// the report cannot be read.
     func run() -> ExitStatus {
         let directory: String
-        if let stateDirectory {
-            directory = stateDirectory
-        } else {
-            do {
-                directory = try ConfigurationLoader(registry: ApphostdCommand.registry()).load(path: ApphostdCommand.resolveConfigPath(config)).stateDirectory
-            } catch {
-                StandardError.write("\(ApphostdCommand.name): \(error)\n")
-                return .badConfiguration
-            }
+        do {
+            let (found, note) = try Self.stateDirectory(
+                stateDirectory: stateDirectory, config: config, environment: ProcessEnvironment.current, registry: ApphostdCommand.registry()
+            )
+            if let note { StandardError.write("\(ApphostdCommand.name): \(note)\n") }
+            directory = found
+        } catch {
+            StandardError.write("\(ApphostdCommand.name): \(error)\n")
+            return .badConfiguration
         }
         do {
             let report = try AnalyticsReport.load(stateDirectory: directory)
@@ -33,5 +34,22 @@ struct AnalyticsCommand {
             StandardError.write("\(ApphostdCommand.name): cannot read analytics in \(directory): \(error)\n")
             return .launchFailed
         }
+    }
+
+    /// The directory to read: `--state-directory`; else the one the config names; else, when
+    /// no config was asked for and the default one does not exist, the daemon's default state
+    /// directory, with a note saying so.
+    static func stateDirectory(
+        stateDirectory: String?, config: String?, environment: [String: String], registry: ServiceRegistry,
+        defaultConfig: String = ApphostdCommand.defaultConfigPath
+    ) throws(ConfigurationError) -> (directory: String, note: String?) {
+        if let stateDirectory { return (stateDirectory, nil) }
+        let path = config ?? environment["APPHOSTD_CONFIG"] ?? defaultConfig
+        var status = stat()
+        if config == nil, environment["APPHOSTD_CONFIG"] == nil, stat(path, &status) != 0, errno == ENOENT {
+            let directory = ConfigurationLoader.defaultStateDirectory(environment: environment)
+            return (directory, "no config at \(path); reading the default state directory \(directory)")
+        }
+        return (try ConfigurationLoader(registry: registry, environment: environment).load(path: path).stateDirectory, nil)
     }
 }

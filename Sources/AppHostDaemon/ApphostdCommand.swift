@@ -65,8 +65,11 @@ public enum ApphostdCommand {
 
     private static let installedRegistry = Mutex<ServiceRegistry?>(nil)
 
+    /// The config file when neither `--config` nor `$APPHOSTD_CONFIG` names one.
+    static let defaultConfigPath = "/etc/apphostd/apphostd.yaml"
+
     /// The config file named by `--config`, `$APPHOSTD_CONFIG` or the system default.
     static func resolveConfigPath(_ option: String?) -> String {
-        option ?? ProcessEnvironment.current["APPHOSTD_CONFIG"] ?? "/etc/apphostd/apphostd.yaml"
+        option ?? ProcessEnvironment.current["APPHOSTD_CONFIG"] ?? defaultConfigPath
     }
 }

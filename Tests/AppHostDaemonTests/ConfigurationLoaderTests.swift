@@ -174,4 +174,33 @@ struct ConfigurationLoaderTests {
         #expect(configuration.memoryPressure == DaemonConfiguration.MemoryPressure())
         #expect(configuration.stateDirectory == "/var/lib/apphostd")
     }
+
+    @Test("a name without type: that is no service type is reported at the name the user wrote")
+    func nameStandingInForTypeIsBlamedAtName() {
+        let text = "services:\n  - logger\n  - name: hb\n    settings:\n      interval: 1s\n"
+        let error = configurationError { () throws(ConfigurationError) in try loader.load(text: text, file: "hb.yaml") }
+        #expect(error?.keyPath == "services[1].name")
+        #expect(error?.line == 3)
+        #expect(error?.message == "unknown service \"hb\"")
+        #expect(error?.hint?.hasPrefix("without type:, the name is the service type; add type: with one of the known services: ") == true, "\(String(describing: error))")
+    }
+
+    @Test("apphostd analytics without a config file reads the default state directory and says so")
+    func analyticsWithoutAConfigUsesTheDefaultStateDirectory() throws {
+        let missing = "/nonexistent-\(UInt32.random(in: 0...UInt32.max))/apphostd.yaml"
+        let environment = ["XDG_STATE_HOME": "/home/u/.state"]
+        let (directory, note) = try AnalyticsCommand.stateDirectory(
+            stateDirectory: nil, config: nil, environment: environment, registry: makeTestRegistry(), defaultConfig: missing
+        )
+        #expect(directory == "/home/u/.state/apphostd")
+        #expect(note == "no config at \(missing); reading the default state directory /home/u/.state/apphostd")
+        // A config asked for by name must exist: no silent fallback.
+        #expect(throws: ConfigurationError.self) {
+            try AnalyticsCommand.stateDirectory(stateDirectory: nil, config: missing, environment: environment, registry: makeTestRegistry())
+        }
+        #expect(throws: ConfigurationError.self) {
+            try AnalyticsCommand.stateDirectory(stateDirectory: nil, config: nil, environment: ["APPHOSTD_CONFIG": missing], registry: makeTestRegistry())
+        }
+        #expect(try AnalyticsCommand.stateDirectory(stateDirectory: "/s", config: missing, environment: [:], registry: makeTestRegistry()).directory == "/s")
+    }
 }

@@ -115,6 +115,13 @@ struct ConfigurationLoader: Sendable {
             }
             return path
         }
+        return Self.defaultStateDirectory(environment: environment)
+    }
+
+    /// The state directory when the config names none: `$STATE_DIRECTORY` (first of its colon
+    /// list), else `$XDG_STATE_HOME/apphostd`, else `$HOME/.local/state/apphostd`, else
+    /// `/var/lib/apphostd`.
+    static func defaultStateDirectory(environment: [String: String]) -> String {
         if let list = environment["STATE_DIRECTORY"],
            let first = list.split(separator: ":").first, first.hasPrefix("/") {
             return String(first)
@@ -171,6 +178,8 @@ struct ConfigurationLoader: Sendable {
         var deadline: Duration?
         var launchDeadline: Duration?
         var settingsValues: [String: ConfigValue] = [:]
+        // Where the type was written: `type:`, or `name:` standing in for it.
+        var typePath = path
         let settingsPath = "\(path).settings"
         switch item {
         case .string(let shorthand):
@@ -186,6 +195,7 @@ struct ConfigurationLoader: Sendable {
             }
             name = resolvedName
             type = givenType ?? resolvedName
+            typePath = givenType == nil ? "\(path).name" : "\(path).type"
             if givenType?.isEmpty == true { throw entry.error("type", "the type is empty", hint: knownTypes) }
             isRequired = try entry.bool("required") ?? false
             deadline = try self.deadline(entry, "deadline")
@@ -206,7 +216,6 @@ struct ConfigurationLoader: Sendable {
         try validateName(name, path: namePath, file: file, line: lines[namePath] ?? line)
         let settingsLines = lines.filter { $0.key == settingsPath || $0.key.hasPrefix(settingsPath + ".") || $0.key.hasPrefix(settingsPath + "[") }
         let settings = ServiceConfiguration(settingsValues, keyPath: settingsPath, file: file, lines: settingsLines)
-        let typePath = item.isTable ? "\(path).type" : path
         // Built once and dropped: the factory validates the settings and has no side effects.
         do throws(ConfigurationError) {
             _ = try registry.makeService(type: type, configuration: settings, keyPath: typePath, line: lines[typePath] ?? lines[namePath] ?? line)
@@ -214,6 +223,8 @@ struct ConfigurationLoader: Sendable {
             var error = error
             if !registry.contains(type), let guess = Self.closest(to: type, in: registry.entriesByName.map(\.name)) {
                 error.hint = "did you mean \"\(guess)\"? " + (error.hint ?? "")
+            } else if !registry.contains(type), typePath.hasSuffix(".name") {
+                error.hint = "without type:, the name is the service type; add type: with one of the \(knownTypes)"
             } else if error.hint == "this service takes no settings" {
                 error.hint = "\(type) takes no settings"
             } else if error.message == "unknown key", let hint = error.hint, hint.hasPrefix("valid keys: ") {
