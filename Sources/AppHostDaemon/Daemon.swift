@@ -21,7 +21,7 @@ struct Daemon: Sendable {
         do {
             configuration = try loader.load(path: configPath)
         } catch {
-            StandardError.write("<3>apphostd: \(error)\n")
+            StandardError.writeError("\(ApphostdCommand.name): \(error)")
             notifier.status("bad configuration: \(error)")
             return .badConfiguration
         }
@@ -40,7 +40,7 @@ struct Daemon: Sendable {
         do {
             stateLock = try StateDirectoryLock(directory: configuration.stateDirectory)
         } catch {
-            StandardError.write("<3>apphostd: \(error)\n")
+            StandardError.writeError("\(ApphostdCommand.name): \(error)")
             notifier.status("\(error)")
             if case .held = error { return .stateDirectoryInUse }
             return .launchFailed
@@ -62,7 +62,7 @@ struct Daemon: Sendable {
                 logger: logger
             )
         } catch {
-            StandardError.write("<3>apphostd: \(error)\n")
+            StandardError.writeError("\(ApphostdCommand.name): \(error)")
             notifier.status("bad configuration: \(error)")
             return .badConfiguration
         }

@@ -67,9 +67,15 @@ extension JournalLogHandler {
     }
 
     /// One plain record: `<N>message key=value ...` and a newline; every line of a multi-line
-    /// message carries the prefix so journald keeps the priority of each.
-    func plainLine(level: Logger.Level, message: String, metadata: Logger.Metadata, error: String?) -> String {
-        let prefix = "<\(Self.syslogPriority(level))>"
+    /// message carries the prefix so journald keeps the priority of each. Unprefixed (for a
+    /// terminal), warnings and worse start with their level instead (`warning: …`).
+    func plainLine(level: Logger.Level, message: String, metadata: Logger.Metadata, error: String?, prefixed: Bool = true) -> String {
+        let prefix: String
+        if prefixed {
+            prefix = "<\(Self.syslogPriority(level))>"
+        } else {
+            prefix = level >= .warning ? "\(level): " : ""
+        }
         var text = message.split(separator: "\n", omittingEmptySubsequences: false)
             .map { prefix + $0 }
             .joined(separator: "\n")

@@ -14,8 +14,9 @@ public struct JournalLogHandler: LogHandler {
     enum Destination: Sendable, Equatable {
         /// `sd_journal_sendv`; falls back to a plain line on `fd` if journald refuses.
         case journal(fallbackFD: Int32)
-        /// Plain `<N>` lines written to `fd`.
-        case plain(fd: Int32)
+        /// Plain lines written to `fd`: with the `<N>` priority prefix that journald and syslog
+        /// read, or, for a person at a terminal, with the level spelled out when it matters.
+        case plain(fd: Int32, prefixed: Bool)
     }
 
     /// The logger label, sent as `LOGGER=`.
@@ -60,7 +61,7 @@ public struct JournalLogHandler: LogHandler {
         self.destination = Self.isJournalStream(environment: environment, fd: outputFD)
                 && access(Self.journalSocketPath, F_OK) == 0
             ? .journal(fallbackFD: outputFD)
-            : .plain(fd: outputFD)
+            : .plain(fd: outputFD, prefixed: isatty(outputFD) == 0)
     }
 
     /// Where journald receives native records.
@@ -93,11 +94,11 @@ public struct JournalLogHandler: LogHandler {
                 error: errorText, file: event.file, function: event.function, line: event.line)
             if Self.sendToJournal(fields) < 0 {
                 Self.write(plainLine(level: event.level, message: event.message.description,
-                                     metadata: merged, error: errorText), to: fallbackFD)
+                                     metadata: merged, error: errorText, prefixed: true), to: fallbackFD)
             }
-        case .plain(let fd):
+        case .plain(let fd, let prefixed):
             Self.write(plainLine(level: event.level, message: event.message.description,
-                                 metadata: merged, error: errorText), to: fd)
+                                 metadata: merged, error: errorText, prefixed: prefixed), to: fd)
         }
     }
 

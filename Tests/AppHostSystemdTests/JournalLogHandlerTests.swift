@@ -47,6 +47,30 @@ import Testing
         #expect(pipe.drain() == "<3>two\n<3>lines service=analytics\n")
     }
 
+    @Test("on a terminal, lines have no <N> prefix; warnings and worse name their level")
+    func terminalLinesAreForPeople() throws {
+        // A pseudo-terminal: /dev/ptmx, unlocked (TIOCSPTLCK), its number (TIOCGPTN) names the end to open.
+        let controller = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        try #require(controller >= 0, "no /dev/ptmx")
+        defer { close(controller) }
+        var unlock: Int32 = 0
+        var number: UInt32 = 0
+        #expect(ioctl(controller, 0x4004_5431, &unlock) == 0)
+        #expect(ioctl(controller, 0x8004_5430, &number) == 0)
+        let terminal = open("/dev/pts/\(number)", O_RDWR | O_NOCTTY)
+        try #require(terminal >= 0)
+        defer { close(terminal) }
+        let handler = JournalLogHandler(label: "t", identifier: "apphostd", environment: [:], outputFD: terminal,
+                                        levelControl: LogLevelControl(level: .trace), metadataProvider: nil)
+        #expect(handler.destination == .plain(fd: terminal, prefixed: false))
+        let pipe = Pipe()
+        let piped = JournalLogHandler(label: "t", identifier: "apphostd", environment: [:], outputFD: pipe.writeEnd,
+                                      levelControl: LogLevelControl(level: .trace), metadataProvider: nil)
+        #expect(piped.destination == .plain(fd: pipe.writeEnd, prefixed: true))
+        #expect(handler.plainLine(level: .info, message: "launched", metadata: ["event": "x"], error: nil, prefixed: false) == "launched event=x\n")
+        #expect(handler.plainLine(level: .warning, message: "slow", metadata: [:], error: nil, prefixed: false) == "warning: slow\n")
+    }
+
     @Test func levelsMapToSyslogPriorities() {
         let pipe = Pipe()
         let log = logger(to: pipe)
