@@ -81,11 +81,9 @@ package enum AtomicFile {
             throw Failure(operation: "open", path: path, code: errno)
         }
         defer { close(fd) }
-        var status = stat()
-        let expected = fstat(fd, &status) == 0 ? Int(status.st_size) : 4096
         let bytes: [UInt8]?
         do {
-            bytes = try FileDescriptor(rawValue: fd).readAll(limit: Int(Int32.max), expected: expected)
+            bytes = try FileDescriptor(rawValue: fd).readAll(limit: Int(Int32.max))
         } catch {
             throw Failure(operation: "read", path: path, code: error.rawValue)
         }

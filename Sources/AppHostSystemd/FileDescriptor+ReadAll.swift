@@ -7,13 +7,14 @@ extension FileDescriptor {
     /// Everything left to read, at most `limit` bytes: the one way the daemon reads a file.
     ///
     /// Returns nil when there is more than `limit` (the caller says what is too large). Room
-    /// starts at `expected + 1` bytes (fstat's size; the extra byte sees a file that grew) and
+    /// starts at `expected + 1` bytes (by default fstat's size; the extra byte sees a file that grew) and
     /// doubles, and is never zero-filled first: a config read used to fault in a 1 MiB buffer,
     /// 256 page faults of every start. With `wipingCopies`, a buffer left behind when growing
     /// is zeroed first (for secrets). EINTR is retried.
-    package func readAll(limit: Int, expected: Int = 4096, wipingCopies: Bool = false) throws(Errno) -> [UInt8]? {
+    package func readAll(limit: Int, expected: Int? = nil, wipingCopies: Bool = false) throws(Errno) -> [UInt8]? {
         var bytes: [UInt8] = []
-        var capacity = Swift.min(Swift.max(expected, 0) + 1, limit + 1)
+        let size = expected ?? (try? stat()).map { Int($0.size) } ?? 4096
+        var capacity = Swift.min(Swift.max(size, 0) + 1, limit + 1)
         while true {
             var failure: Errno?
             var ended = false

@@ -94,9 +94,9 @@ extension IntegrationSuites {
         /// built-ins without settings; the daemon has the real services. These still name the
         /// problem, in the real registry's words.
         static let daemonWording: [String: String] = [
-            "settings-invalid-choice.yaml": "services[0].type: unknown service \"checked\"",
+            "settings-invalid-choice.yaml": "services[0].name: unknown service \"checked\" (without type:, the name is the service type",
             "settings-unknown-key-near-miss.yaml": "services[0].type: unknown service \"checked\"",
-            "settings-wrong-type.yaml": "services[0].type: unknown service \"checked\"",
+            "settings-wrong-type.yaml": "services[0].name: unknown service \"checked\" (without type:, the name is the service type",
             "settings-unknown-key.yaml": "services[0].settings.colour: unknown key",
             "unknown-service-type.yaml": "services[1].type: unknown service \"analytix\" (did you mean \"analytics\"?",
         ]

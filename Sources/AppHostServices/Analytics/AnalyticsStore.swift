@@ -72,11 +72,9 @@ final class AnalyticsStore {
         let logPath = directory + "/" + Self.logName
         let fd = open(logPath, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Failure("open", path: logPath) }
-        var status = stat()
-        let expected = fstat(fd, &status) == 0 ? Int(status.st_size) : 4096
         let read: [UInt8]?
         do {
-            read = try FileDescriptor(rawValue: fd).readAll(limit: Int(Int32.max), expected: expected)
+            read = try FileDescriptor(rawValue: fd).readAll(limit: Int(Int32.max))
         } catch {
             close(fd)
             throw Failure("read", path: logPath, code: error.rawValue)
