@@ -25,6 +25,11 @@ public struct ServiceConfiguration: Sendable, Hashable {
         self.lines = lines
     }
 
+    /// An empty section at key path `settings`.
+    public init() {
+        self.init([:], keyPath: "settings")
+    }
+
     /// An empty section.
     public static let empty = ServiceConfiguration()
 

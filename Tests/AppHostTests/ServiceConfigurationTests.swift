@@ -97,4 +97,21 @@ import Testing
         #expect(ConfigurationError(keyPath: "", message: "empty file").description == "empty file")
         #expect(ConfigurationError(line: 3, keyPath: "host", message: "bad", hint: "fix").description == "line 3: host: bad (fix)")
     }
+
+    @Test("settings written as Swift literals read like the same YAML")
+    func literals() throws {
+        let settings: ServiceConfiguration = [
+            "interval": "1s", "count": 3, "ratio": 0.5, "enabled": true, "levels": ["warning", "critical"],
+            "nested": ["key": nil],
+        ]
+        #expect(settings.values["interval"] == .string("1s"))
+        #expect(try settings.duration("interval") == .seconds(1))
+        #expect(settings.values["count"] == .int(3))
+        #expect(settings.values["ratio"] == .double(0.5))
+        #expect(try settings.bool("enabled") == true)
+        #expect(settings.values["levels"] == .array([.string("warning"), .string("critical")]))
+        #expect(settings.values["nested"] == .table(["key": .null]))
+        #expect(settings.keyPath == "settings")
+        #expect(ServiceConfiguration() == .empty)
+    }
 }
