@@ -66,22 +66,12 @@ final class RunProcesses: Sendable {
         return found
     }
 
-    /// The first 256 KiB of `/proc/PID/environ`, or nothing when it cannot be read.
+    /// `/proc/PID/environ` (at most 8 MiB; the kernel caps an environment well below), or
+    /// nothing when it cannot be read. procfs reports no size, so room starts at 4 KiB.
     private static func environment(of pid: pid_t) -> [UInt8] {
         guard let file = try? FileDescriptor.open(FilePath("/proc/\(pid)/environ"), .readOnly, options: .closeOnExec) else { return [] }
         defer { try? file.close() }
-        var bytes: [UInt8] = []
-        let chunk = 16 * 1024
-        while bytes.count < 256 * 1024 {
-            let previous = bytes.count
-            bytes.append(contentsOf: repeatElement(0, count: chunk))
-            let count = (try? bytes.withUnsafeMutableBytes { buffer in
-                try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[previous...]))
-            }) ?? 0
-            bytes.removeLast(chunk - count)
-            if count == 0 { break }
-        }
-        return bytes
+        return ((try? file.readAll(limit: 8 << 20, expected: 4096)) ?? nil) ?? []
     }
 }
 
