@@ -18,7 +18,8 @@ struct AnalyticsCommand {
         let directory: String
         do {
             let (found, note) = try Self.stateDirectory(
-                stateDirectory: stateDirectory, config: config, environment: ProcessEnvironment.current, registry: ApphostdCommand.registry()
+                stateDirectory: stateDirectory, config: config, environment: ProcessEnvironment.current,
+                registry: ApphostdCommand.registry(), identity: ApphostdCommand.identity()
             )
             if let note { StandardError.write("\(ApphostdCommand.name): \(note)\n") }
             directory = found
@@ -41,15 +42,16 @@ struct AnalyticsCommand {
     /// directory, with a note saying so.
     static func stateDirectory(
         stateDirectory: String?, config: String?, environment: [String: String], registry: ServiceRegistry,
-        defaultConfig: String = ApphostdCommand.defaultConfigPath
+        identity: DaemonIdentity = .apphostd
     ) throws(ConfigurationError) -> (directory: String, note: String?) {
         if let stateDirectory { return (stateDirectory, nil) }
-        let path = config ?? environment["APPHOSTD_CONFIG"] ?? defaultConfig
+        let path = config ?? environment[identity.configVariable] ?? identity.defaultConfigPath
         var status = stat()
-        if config == nil, environment["APPHOSTD_CONFIG"] == nil, stat(path, &status) != 0, errno == ENOENT {
-            let directory = ConfigurationLoader.defaultStateDirectory(environment: environment)
+        if config == nil, environment[identity.configVariable] == nil, stat(path, &status) != 0, errno == ENOENT {
+            let directory = ConfigurationLoader.defaultStateDirectory(environment: environment, name: identity.stateDirectoryName)
             return (directory, "no config at \(path); reading the default state directory \(directory)")
         }
-        return (try ConfigurationLoader(registry: registry, environment: environment).load(path: path).stateDirectory, nil)
+        let loader = ConfigurationLoader(registry: registry, environment: environment, stateDirectoryName: identity.stateDirectoryName)
+        return (try loader.load(path: path).stateDirectory, nil)
     }
 }

@@ -15,16 +15,14 @@ import Synchronization
 /// of reaching the daemon's signalfd. `RunCommand` keeps the main thread blocked in a wait that
 /// leaves the signal mask alone.
 public enum ApphostdCommand {
-    /// The version `--version` prints.
-    public static let version = "0.1.0"
+    /// apphostd's version, what `--version` prints for it.
+    public static let version = DaemonIdentity.apphostd.version
 
-    /// The name help and messages use.
-    static let name = "apphostd"
-
-    /// Parses the command line and runs it with `registry` as the services the config may name;
-    /// exits the process with one of the documented exit codes.
-    public static func main(registry: ServiceRegistry) -> Never {
+    /// Parses the command line and runs it with `registry` as the services the config may name,
+    /// as the daemon `identity` names; exits the process with one of the documented exit codes.
+    public static func main(registry: ServiceRegistry, identity: DaemonIdentity = .apphostd) -> Never {
         installedRegistry.withLock { $0 = registry }
+        installedIdentity.withLock { $0 = identity }
         // The arguments as given: a config path that is not UTF-8 keeps its bytes (`RawPath`).
         let arguments = (1..<Int(CommandLine.argc)).compactMap { CommandLine.unsafeArgv[$0].map { RawPath.decode(UnsafePointer($0)) } }
         exit(run(arguments).rawValue)
@@ -36,7 +34,7 @@ public enum ApphostdCommand {
         do {
             command = try DaemonCommand.parse(arguments)
         } catch {
-            StandardError.write(DaemonCommand.report(error, command: name))
+            StandardError.write(DaemonCommand.report(error, identity: identity()))
             return .usage
         }
         switch command {
@@ -49,10 +47,10 @@ public enum ApphostdCommand {
         case .analytics(let json, let config, let stateDirectory):
             return AnalyticsCommand(json: json, config: config, stateDirectory: stateDirectory).run()
         case .help(let subcommand):
-            print(DaemonCommand.help(for: subcommand, command: name), terminator: "")
+            print(DaemonCommand.help(for: subcommand, identity: identity()), terminator: "")
             return .clean
         case .version:
-            print(version)
+            print(identity().version)
             return .clean
         }
     }
@@ -65,11 +63,25 @@ public enum ApphostdCommand {
 
     private static let installedRegistry = Mutex<ServiceRegistry?>(nil)
 
-    /// The config file when neither `--config` nor `$APPHOSTD_CONFIG` names one.
-    static let defaultConfigPath = "/etc/apphostd/apphostd.yaml"
+    /// The identity `main(registry:identity:)` was given; apphostd's before.
+    static func identity() -> DaemonIdentity {
+        installedIdentity.withLock { $0 }
+    }
 
-    /// The config file named by `--config`, `$APPHOSTD_CONFIG` or the system default.
+    private static let installedIdentity = Mutex<DaemonIdentity>(.apphostd)
+
+    /// The command name messages start with.
+    static var name: String { identity().commandName }
+
+    /// The config file named by `--config`, the identity's variable (`$APPHOSTD_CONFIG`) or its
+    /// default path.
     static func resolveConfigPath(_ option: String?) -> String {
-        option ?? ProcessEnvironment.current["APPHOSTD_CONFIG"] ?? defaultConfigPath
+        let identity = identity()
+        return option ?? ProcessEnvironment.current[identity.configVariable] ?? identity.defaultConfigPath
+    }
+
+    /// A loader for the identity's daemon: `registry()` and its default state directory.
+    static func loader(environment: [String: String] = ProcessEnvironment.current) -> ConfigurationLoader {
+        ConfigurationLoader(registry: registry(), environment: environment, stateDirectoryName: identity().stateDirectoryName)
     }
 }

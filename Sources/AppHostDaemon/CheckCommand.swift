@@ -10,7 +10,7 @@ struct CheckCommand {
     func run() -> ExitStatus {
         let path = ApphostdCommand.resolveConfigPath(config)
         do {
-            let loaded = try ConfigurationLoader(registry: ApphostdCommand.registry()).load(path: path)
+            let loaded = try ApphostdCommand.loader().load(path: path)
             let names = loaded.services.map(\.name)
             print("OK: \(RawPath.displayed(path)): \(names.count) service\(names.count == 1 ? "" : "s") (\(names.joined(separator: ", ")))")
             return .clean

@@ -11,24 +11,25 @@ import ServiceLifecycle
 struct Daemon: Sendable {
     let configPath: String
     let registry: ServiceRegistry
+    var identity: DaemonIdentity = .apphostd
     var environment: [String: String] = ProcessEnvironment.current
 
     /// Runs until terminated; returns the exit status.
     func run() async -> ExitStatus {
         let notifier = SystemdNotifier(environment: environment)
-        let loader = ConfigurationLoader(registry: registry, environment: environment)
+        let loader = ConfigurationLoader(registry: registry, environment: environment, stateDirectoryName: identity.stateDirectoryName)
         let configuration: DaemonConfiguration
         do {
             configuration = try loader.load(path: configPath)
         } catch {
-            StandardError.writeError("\(ApphostdCommand.name): \(error)")
+            StandardError.writeError("\(identity.commandName): \(error)")
             notifier.status("bad configuration: \(error)")
             return .badConfiguration
         }
 
-        JournalLogHandler.bootstrap(identifier: "apphostd", level: configuration.logLevel)
+        JournalLogHandler.bootstrap(identifier: identity.commandName, level: configuration.logLevel)
         LogLevelControl.shared.level = configuration.logLevel
-        let logger = Logger(label: "apphostd")
+        let logger = Logger(label: identity.commandName)
 
         if apphostd_prelude_block_result() != 0 {
             logger.critical("the lifecycle signals could not be blocked before start; signals would be lost")
@@ -40,7 +41,7 @@ struct Daemon: Sendable {
         do {
             stateLock = try StateDirectoryLock(directory: configuration.stateDirectory)
         } catch {
-            StandardError.writeError("\(ApphostdCommand.name): \(error)")
+            StandardError.writeError("\(identity.commandName): \(error)")
             notifier.status("\(error)")
             if case .held = error { return .stateDirectoryInUse }
             return .launchFailed
@@ -62,7 +63,7 @@ struct Daemon: Sendable {
                 logger: logger
             )
         } catch {
-            StandardError.writeError("\(ApphostdCommand.name): \(error)")
+            StandardError.writeError("\(identity.commandName): \(error)")
             notifier.status("bad configuration: \(error)")
             return .badConfiguration
         }
@@ -86,7 +87,7 @@ struct Daemon: Sendable {
         }
 
         logger.info(
-            "apphostd \(ApphostdCommand.version) starting",
+            "\(identity.commandName) \(identity.version) starting",
             metadata: [
                 "config": "\(configPath)",
                 "services": "\(configuration.services.map(\.name).joined(separator: ","))",

@@ -1,10 +1,8 @@
 extension DaemonCommand {
-    /// What the command as a whole is for.
-    static let abstract = "Hosts pluggable application services and drives them through a UIKit-style lifecycle under systemd."
-
     /// Signals, memory pressure and exit codes: what an operator looks up.
-    static let discussion = """
-        Signals (systemctl kill -s SIGNAL apphostd, or kill -s SIGNAL PID):
+    static func discussion(_ name: String) -> String {
+        """
+        Signals (systemctl kill -s SIGNAL \(name), or kill -s SIGNAL PID):
           SIGTERM, SIGINT  terminate: STOPPING=1, willTerminate (reverse order);
                            during launch, stop waiting and roll back
           SIGUSR1          toggle background/foreground (coalesces in a storm)
@@ -19,12 +17,14 @@ extension DaemonCommand {
         75 state directory in use by another daemon (EX_TEMPFAIL), 78 bad config
         (EX_CONFIG).
         """
+    }
 
     /// The help text of `subcommand`, or of the command (nil), as `--help` prints it.
-    static func help(for subcommand: Subcommand?, command name: String) -> String {
+    static func help(for subcommand: Subcommand?, identity: DaemonIdentity) -> String {
+        let name = identity.commandName
         var text = ""
         guard let subcommand else {
-            text += "OVERVIEW: \(abstract)\n\n"
+            text += "OVERVIEW: \(identity.abstract)\n\n"
             text += "USAGE: \(name) [<subcommand>] [<options>]\n\n"
             text += "OPTIONS:\n"
             text += row("--version", "Show the version.")
@@ -34,7 +34,7 @@ extension DaemonCommand {
                 text += row(candidate == .run ? "run (default)" : candidate.rawValue, candidate.abstract)
             }
             text += "\n  See '\(name) help <subcommand>' for detailed help.\n\n"
-            text += discussion + "\n"
+            text += discussion(name) + "\n"
             return text
         }
         text += "OVERVIEW: \(subcommand.abstract)\n\n"
@@ -42,7 +42,10 @@ extension DaemonCommand {
         text += "OPTIONS:\n"
         for option in subcommand.options {
             let spelled = (option.short.map { "\($0), " } ?? "") + option.usage
-            text += row(spelled, option.help)
+            let help = option == .config
+                ? "The config file (default: $\(identity.configVariable), else \(identity.defaultConfigPath))."
+                : option.help
+            text += row(spelled, help)
         }
         text += row("-h, --help", "Show help information.")
         return text
@@ -54,7 +57,8 @@ extension DaemonCommand {
     }
 
     /// What a usage error prints: the error, the usage line, where to read more.
-    static func report(_ error: UsageError, command name: String) -> String {
+    static func report(_ error: UsageError, identity: DaemonIdentity) -> String {
+        let name = identity.commandName
         var text = "\(name): error: \(error.message)\n"
         if let subcommand = error.subcommand {
             text += "Usage: \(usage(of: subcommand, command: name))\n"

@@ -54,7 +54,7 @@ enum DaemonCommand: Equatable, Sendable {
 
         static let config = Option(
             name: "--config", short: "-c", value: "file",
-            help: "The config file (default: $APPHOSTD_CONFIG, else /etc/apphostd/apphostd.yaml)."
+            help: "The config file."
         )
         static let json = Option(name: "--json", short: nil, value: nil, help: "Print JSON for scripts instead of a table.")
         static let stateDirectory = Option(

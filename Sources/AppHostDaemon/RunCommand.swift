@@ -7,7 +7,7 @@ struct RunCommand {
 
     /// Runs the daemon until it is terminated; returns its exit status.
     func run() -> ExitStatus {
-        let daemon = Daemon(configPath: ApphostdCommand.resolveConfigPath(config), registry: ApphostdCommand.registry())
+        let daemon = Daemon(configPath: ApphostdCommand.resolveConfigPath(config), registry: ApphostdCommand.registry(), identity: ApphostdCommand.identity())
         let status = ExitStatusBox()
         let finished = DispatchSemaphore(value: 0)
         // The one unstructured task: the bridge from the synchronous entry (see `ApphostdCommand`) to

@@ -1,3 +1,4 @@
+import AppHost
 import Testing
 
 @testable import AppHostDaemon
@@ -62,7 +63,7 @@ struct ApphostdCommandTests {
     @Test("a usage error exits 64 with the usage line")
     func usageErrorExits64() {
         #expect(ApphostdCommand.run(["--cnfig", "a.yaml"]) == .usage)
-        let report = DaemonCommand.report(DaemonCommand.UsageError(message: "--config is given twice", subcommand: .check), command: "apphostd")
+        let report = DaemonCommand.report(DaemonCommand.UsageError(message: "--config is given twice", subcommand: .check), identity: .apphostd)
         #expect(report == """
             apphostd: error: --config is given twice
             Usage: apphostd check [--config <file>]
@@ -73,7 +74,7 @@ struct ApphostdCommandTests {
 
     @Test("help lists every subcommand and option, the signals and the exit codes")
     func helpText() {
-        let root = DaemonCommand.help(for: nil, command: "apphostd")
+        let root = DaemonCommand.help(for: nil, identity: .apphostd)
         #expect(root.hasPrefix("OVERVIEW: Hosts pluggable application services"))
         #expect(root.contains("USAGE: apphostd [<subcommand>] [<options>]"))
         for subcommand in DaemonCommand.Subcommand.allCases {
@@ -82,9 +83,40 @@ struct ApphostdCommandTests {
         #expect(root.contains("run (default)"))
         #expect(root.contains("SIGRTMIN+1       enter background"))
         #expect(root.contains("64 wrong command line"))
-        let analytics = DaemonCommand.help(for: .analytics, command: "apphostd")
+        let analytics = DaemonCommand.help(for: .analytics, identity: .apphostd)
         #expect(analytics.contains("USAGE: apphostd analytics [--json] [--config <file>] [--state-directory <directory>]"))
         #expect(analytics.contains("  -c, --config <file>     The config file"))
         #expect(analytics.contains("  --state-directory <directory>\n"), "a long option's help goes on the next line")
+    }
+
+    @Test("a daemon of your own is named by its identity: help, usage errors, config path, variable and state directory")
+    func ownIdentity() throws {
+        let identity = DaemonIdentity(commandName: "kiosk-agent", version: "2.1.0", abstract: "Runs the kiosk's services.")
+        #expect(identity.defaultConfigPath == "/etc/kiosk-agent/kiosk-agent.yaml")
+        #expect(identity.configVariable == "KIOSK_AGENT_CONFIG")
+        #expect(identity.stateDirectoryName == "kiosk-agent")
+        let root = DaemonCommand.help(for: nil, identity: identity)
+        #expect(root.hasPrefix("OVERVIEW: Runs the kiosk's services.\n"))
+        #expect(root.contains("USAGE: kiosk-agent [<subcommand>] [<options>]"))
+        #expect(root.contains("systemctl kill -s SIGNAL kiosk-agent"))
+        #expect(!root.contains("apphostd"))
+        let check = DaemonCommand.help(for: .check, identity: identity)
+        #expect(check.contains("The config file (default: $KIOSK_AGENT_CONFIG, else /etc/kiosk-agent/kiosk-agent.yaml)."))
+        #expect(!check.contains("apphostd"))
+        let report = DaemonCommand.report(DaemonCommand.UsageError(message: "x", subcommand: nil), identity: identity)
+        #expect(report.hasPrefix("kiosk-agent: error: x\n"))
+        #expect(ConfigurationLoader.defaultStateDirectory(environment: ["HOME": "/home/k"], name: identity.stateDirectoryName) == "/home/k/.local/state/kiosk-agent")
+        // Its own variable names its config; without one, its own default state directory.
+        #expect(throws: ConfigurationError.self) {
+            try AnalyticsCommand.stateDirectory(
+                stateDirectory: nil, config: nil, environment: ["KIOSK_AGENT_CONFIG": "/nonexistent/k.yaml"],
+                registry: makeTestRegistry(), identity: identity
+            )
+        }
+        let fallback = try AnalyticsCommand.stateDirectory(
+            stateDirectory: nil, config: nil, environment: ["XDG_STATE_HOME": "/s", "APPHOSTD_CONFIG": "/nonexistent/a.yaml"],
+            registry: makeTestRegistry(), identity: identity
+        )
+        #expect(fallback.directory == "/s/kiosk-agent")
     }
 }

@@ -189,8 +189,9 @@ struct ConfigurationLoaderTests {
     func analyticsWithoutAConfigUsesTheDefaultStateDirectory() throws {
         let missing = "/nonexistent-\(UInt32.random(in: 0...UInt32.max))/apphostd.yaml"
         let environment = ["XDG_STATE_HOME": "/home/u/.state"]
+        let identity = DaemonIdentity(commandName: "apphostd", version: "0", abstract: "", defaultConfigPath: missing)
         let (directory, note) = try AnalyticsCommand.stateDirectory(
-            stateDirectory: nil, config: nil, environment: environment, registry: makeTestRegistry(), defaultConfig: missing
+            stateDirectory: nil, config: nil, environment: environment, registry: makeTestRegistry(), identity: identity
         )
         #expect(directory == "/home/u/.state/apphostd")
         #expect(note == "no config at \(missing); reading the default state directory /home/u/.state/apphostd")

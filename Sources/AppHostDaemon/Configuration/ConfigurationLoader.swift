@@ -27,11 +27,14 @@ struct ConfigurationLoader: Sendable {
     let registry: ServiceRegistry
     /// The environment used to resolve the default state directory.
     let environment: [String: String]
+    /// The default state directory's last component (the daemon's name).
+    let stateDirectoryName: String
 
     /// A loader that validates services against `registry`.
-    init(registry: ServiceRegistry, environment: [String: String] = ProcessEnvironment.current) {
+    init(registry: ServiceRegistry, environment: [String: String] = ProcessEnvironment.current, stateDirectoryName: String = "apphostd") {
         self.registry = registry
         self.environment = environment
+        self.stateDirectoryName = stateDirectoryName
     }
 
     /// Parses and fully validates `text`, reporting errors against `file`.
@@ -115,24 +118,24 @@ struct ConfigurationLoader: Sendable {
             }
             return path
         }
-        return Self.defaultStateDirectory(environment: environment)
+        return Self.defaultStateDirectory(environment: environment, name: stateDirectoryName)
     }
 
     /// The state directory when the config names none: `$STATE_DIRECTORY` (first of its colon
-    /// list), else `$XDG_STATE_HOME/apphostd`, else `$HOME/.local/state/apphostd`, else
-    /// `/var/lib/apphostd`.
-    static func defaultStateDirectory(environment: [String: String]) -> String {
+    /// list), else `$XDG_STATE_HOME/<name>`, else `$HOME/.local/state/<name>`, else
+    /// `/var/lib/<name>`.
+    static func defaultStateDirectory(environment: [String: String], name: String = "apphostd") -> String {
         if let list = environment["STATE_DIRECTORY"],
            let first = list.split(separator: ":").first, first.hasPrefix("/") {
             return String(first)
         }
         if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") {
-            return xdg + "/apphostd"
+            return xdg + "/" + name
         }
         if let home = environment["HOME"], home.hasPrefix("/"), home != "/" {
-            return home + "/.local/state/apphostd"
+            return home + "/.local/state/" + name
         }
-        return "/var/lib/apphostd"
+        return "/var/lib/" + name
     }
 
     // MARK: services
