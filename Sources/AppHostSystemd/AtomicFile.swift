@@ -81,14 +81,11 @@ package enum AtomicFile {
             throw Failure(operation: "open", path: path, code: errno)
         }
         defer { close(fd) }
-        let bytes: [UInt8]?
         do {
-            bytes = try FileDescriptor(rawValue: fd).readAll(limit: Int(Int32.max))
+            return try FileDescriptor(rawValue: fd).readAll()
         } catch {
             throw Failure(operation: "read", path: path, code: error.rawValue)
         }
-        guard let bytes else { throw Failure(operation: "read", path: path, code: EFBIG) }
-        return bytes
     }
 
     /// Creates or truncates `path` with `data`, without a sync of its own: for a marker whose

@@ -51,6 +51,13 @@ extension FileDescriptor {
         }
     }
 
+    /// Everything left to read, for files the daemon writes itself (no limit but 2 GiB, which
+    /// only a broken file reaches: `EFBIG`).
+    package func readAll() throws(Errno) -> [UInt8] {
+        guard let bytes = try readAll(limit: Int(Int32.max)) else { throw .fileTooLarge }
+        return bytes
+    }
+
     /// Zeroes `buffer` in a way the optimiser keeps (`explicit_bzero`).
     private func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }

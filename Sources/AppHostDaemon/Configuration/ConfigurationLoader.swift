@@ -31,7 +31,7 @@ struct ConfigurationLoader: Sendable {
     let stateDirectoryName: String
 
     /// A loader that validates services against `registry`.
-    init(registry: ServiceRegistry, environment: [String: String] = ProcessEnvironment.current, stateDirectoryName: String = "apphostd") {
+    init(registry: ServiceRegistry, environment: [String: String] = ProcessEnvironment.current, stateDirectoryName: String = DaemonIdentity.apphostd.stateDirectoryName) {
         self.registry = registry
         self.environment = environment
         self.stateDirectoryName = stateDirectoryName
@@ -124,7 +124,7 @@ struct ConfigurationLoader: Sendable {
     /// The state directory when the config names none: `$STATE_DIRECTORY` (first of its colon
     /// list), else `$XDG_STATE_HOME/<name>`, else `$HOME/.local/state/<name>`, else
     /// `/var/lib/<name>`.
-    static func defaultStateDirectory(environment: [String: String], name: String = "apphostd") -> String {
+    static func defaultStateDirectory(environment: [String: String], name: String = DaemonIdentity.apphostd.stateDirectoryName) -> String {
         if let list = environment["STATE_DIRECTORY"],
            let first = list.split(separator: ":").first, first.hasPrefix("/") {
             return String(first)

@@ -2,12 +2,6 @@ import AppHost
 import Logging
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// Usage analytics in the spirit of a usage broker: launches (first, after clean and unclean
 /// exits), foreground and background time, transitions, memory warnings by level, reloads and
 /// session locks, kept crash-safely in `<stateDirectory>/analytics`.

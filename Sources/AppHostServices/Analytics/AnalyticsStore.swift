@@ -72,16 +72,12 @@ final class AnalyticsStore {
         let logPath = directory + "/" + Self.logName
         let fd = open(logPath, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Failure("open", path: logPath) }
-        let read: [UInt8]?
+        let bytes: [UInt8]
         do {
-            read = try FileDescriptor(rawValue: fd).readAll(limit: Int(Int32.max))
+            bytes = try FileDescriptor(rawValue: fd).readAll()
         } catch {
             close(fd)
             throw Failure("read", path: logPath, code: error.rawValue)
-        }
-        guard let bytes = read else {
-            close(fd)
-            throw Failure("read", path: logPath, code: EFBIG)
         }
         let scan = AnalyticsLog.scan(bytes)
         if scan.hasDamagedTail {

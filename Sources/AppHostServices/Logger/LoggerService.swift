@@ -2,12 +2,6 @@ import AppHost
 import Logging
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// The audit trail of the lifecycle: one structured log record per event the host fans out,
 /// with the states before and after, how long the fan-out took and who overran or failed.
 ///
