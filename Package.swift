@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "AppHostSystemd", targets: ["AppHostSystemd"]),
         .library(name: "AppHostServices", targets: ["AppHostServices"]),
         .library(name: "AppHostDaemon", targets: ["AppHostDaemon"]),
+        .library(name: "AppHostTestKit", targets: ["AppHostTestKit"]),
         .executable(name: "apphostd", targets: ["apphostd"]),
     ],
     dependencies: [
@@ -79,6 +80,16 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "apphostd", dependencies: ["AppHostDaemon", "AppHostServices"]),
+        // For services' own tests: hook handles, a recording host, captured logs, a fake
+        // notification server. Not linked into the daemon.
+        .target(
+            name: "AppHostTestKit",
+            dependencies: [
+                "AppHost",
+                "CSystemd",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // What the test targets share: running a host beside a test.
         .target(name: "AppHostTestSupport", dependencies: ["AppHost"], path: "Tests/AppHostTestSupport"),
         // Stand-ins for server frameworks' type names, for the name-clash test.
@@ -95,17 +106,18 @@ let package = Package(
         ),
         .testTarget(
             name: "AppHostSystemdTests",
-            dependencies: ["AppHostSystemd", "AppHostTestSupport", "CAppHostShims", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: ["AppHostSystemd", "AppHostTestKit", "AppHostTestSupport", "CAppHostShims", .product(name: "SystemPackage", package: "swift-system")]
         ),
         .testTarget(
             name: "AppHostServicesTests",
-            dependencies: ["AppHostServices", "AppHostTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["AppHostServices", "AppHostTestKit", "AppHostTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "AppHostDaemonTests",
             dependencies: ["AppHostDaemon", "AppHostServices", "AppHostTestSupport"],
             exclude: ["BadConfigs"]
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["apphostd"], exclude: ["Support"]),
+        .testTarget(name: "AppHostTestKitTests", dependencies: ["AppHostTestKit", "AppHost"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["apphostd", "AppHostTestKit"], exclude: ["Support"]),
     ]
 )

@@ -1,9 +1,9 @@
 extension HostLoop {
     /// A reload as one transaction (see `PluggableApplicationHost.reload(loading:)`): a failure
     /// keeps the running services, shows in the status and is published on the bus.
-    mutating func reload(_ load: @Sendable () throws -> [ServiceDescriptor], group: inout DiscardingTaskGroup) async -> Result<ConfigurationDidReload, ConfigurationError> {
+    mutating func reload(_ load: @Sendable () throws -> [ServiceDescriptor], group: inout DiscardingTaskGroup) async -> Result<ConfigurationDidReload, ConfigurationErrors> {
         guard [.active, .background].contains(machine.state) else {
-            return .failure(ConfigurationError(keyPath: "", message: "cannot reload while \(machine.state)"))
+            return .failure(ConfigurationErrors(ConfigurationError(keyPath: "", message: "cannot reload while \(machine.state)")))
         }
         host.report(.reloading(status))
         let result = await applyReload(load, group: &group)
@@ -15,25 +15,29 @@ extension HostLoop {
                 "added": "\(report.added)", "removed": "\(report.removed)",
                 "updated": "\(report.updated)", "restarted": "\(report.restarted)",
             ])
-        case .failure(let error):
-            logger.error("reload refused, the running configuration stays: \(error)")
-            note = "reload failed: \(error)"
-            bus.publish(ConfigurationReloadDidFail(message: "\(error)"))
+        case .failure(let errors):
+            for error in errors.errors {
+                logger.error("reload refused, the running configuration stays: \(error)")
+            }
+            note = "reload failed: \(errors.summary)"
+            bus.publish(ConfigurationReloadDidFail(message: errors.summary))
         }
         return result
     }
 
-    private mutating func applyReload(_ load: @Sendable () throws -> [ServiceDescriptor], group: inout DiscardingTaskGroup) async -> Result<ConfigurationDidReload, ConfigurationError> {
+    private mutating func applyReload(_ load: @Sendable () throws -> [ServiceDescriptor], group: inout DiscardingTaskGroup) async -> Result<ConfigurationDidReload, ConfigurationErrors> {
         // Everything that can fail without side effects first: the file, the names, every new
         // or changed instance.
         let newDescriptors: [ServiceDescriptor]
         do {
             newDescriptors = try load()
             try PluggableApplicationHost.checkUniqueNames(newDescriptors)
+        } catch let errors as ConfigurationErrors {
+            return .failure(errors)
         } catch let error as ConfigurationError {
-            return .failure(error)
+            return .failure(ConfigurationErrors(error))
         } catch {
-            return .failure(ConfigurationError(keyPath: "", message: "\(error)"))
+            return .failure(ConfigurationErrors(ConfigurationError(keyPath: "", message: "\(error)")))
         }
         let oldIndex = Dictionary(uniqueKeysWithValues: services.indices.map { (services[$0].name, $0) })
         var fresh: [String: any ApplicationService] = [:]
@@ -42,9 +46,9 @@ extension HostLoop {
             do {
                 fresh[descriptor.name] = try descriptor.makeService()
             } catch let error as ConfigurationError {
-                return .failure(error)
+                return .failure(ConfigurationErrors(error))
             } catch {
-                return .failure(ConfigurationError(file: descriptor.configuration.file, keyPath: "services[\(position)]", message: "\(descriptor.name): \(error)"))
+                return .failure(ConfigurationErrors(ConfigurationError(file: descriptor.configuration.file, keyPath: "services[\(position)]", message: "\(descriptor.name): \(error)")))
             }
         }
 

@@ -150,7 +150,7 @@ public final class PluggableApplicationHost: Sendable {
 
     /// Applies a new service list as one transaction (see `reload(loading:)`).
     @discardableResult
-    public func reload(_ services: [ServiceDescriptor]) async throws(ConfigurationError) -> ConfigurationDidReload {
+    public func reload(_ services: [ServiceDescriptor]) async throws(ConfigurationErrors) -> ConfigurationDidReload {
         try await reload { services }
     }
 
@@ -160,9 +160,10 @@ public final class PluggableApplicationHost: Sendable {
     /// through `didUpdateConfiguration` or restarted, added ones launch and are brought to the
     /// current state. Any error before the apply keeps the running services as they were, shows
     /// in the status as `reload failed: …` and is published as `ConfigurationReloadDidFail`.
+    /// `load` may throw `ConfigurationErrors` to report every problem of a file at once.
     /// Ends with `ready`. A reload that arrives after terminate is dropped.
     @discardableResult
-    public func reload(loading load: @escaping @Sendable () throws -> [ServiceDescriptor]) async throws(ConfigurationError) -> ConfigurationDidReload {
+    public func reload(loading load: @escaping @Sendable () throws -> [ServiceDescriptor]) async throws(ConfigurationErrors) -> ConfigurationDidReload {
         try await send { .reload(load: load, reply: $0) }.get()
     }
 

@@ -46,13 +46,20 @@ public struct ServiceConfiguration: Sendable, Hashable {
 
     /// Refuses keys outside `allowed`, naming the valid ones; call it first in a factory.
     public func requireOnlyKeys(_ allowed: some Collection<String>) throws(ConfigurationError) {
+        if let first = unknownKeys(allowed).first { throw first }
+    }
+
+    /// One error for each key outside `allowed`, in file order, naming the valid ones: for a
+    /// loader that reports every problem of a file at once.
+    public func unknownKeys(_ allowed: some Collection<String>) -> [ConfigurationError] {
         let allowedSet = Set(allowed)
-        for key in values.keys.sorted() where !allowedSet.contains(key) {
-            let hint = allowedSet.isEmpty
-                ? "this service takes no settings"
-                : "valid keys: \(allowed.sorted().joined(separator: ", "))"
-            throw error(key, "unknown key", hint: hint)
-        }
+        let hint = allowedSet.isEmpty
+            ? "this service takes no settings"
+            : "valid keys: \(allowed.sorted().joined(separator: ", "))"
+        return values.keys
+            .filter { !allowedSet.contains($0) }
+            .sorted { (lines[path(of: $0)] ?? 0, $0) < (lines[path(of: $1)] ?? 0, $1) }
+            .map { error($0, "unknown key", hint: hint) }
     }
 
     /// A string, or nil when the key is absent.

@@ -24,7 +24,7 @@ struct AnalyticsCommand {
             if let note { StandardError.write("\(ApphostdCommand.name): \(note)\n") }
             directory = found
         } catch {
-            StandardError.write("\(ApphostdCommand.name): \(error)\n")
+            for line in error.lines(commandName: ApphostdCommand.name) { StandardError.write(line + "\n") }
             return .badConfiguration
         }
         do {
@@ -43,7 +43,7 @@ struct AnalyticsCommand {
     static func stateDirectory(
         stateDirectory: String?, config: String?, environment: [String: String], registry: ServiceRegistry,
         identity: DaemonIdentity = .apphostd
-    ) throws(ConfigurationError) -> (directory: String, note: String?) {
+    ) throws(ConfigurationErrors) -> (directory: String, note: String?) {
         if let stateDirectory { return (stateDirectory, nil) }
         let path = config ?? environment[identity.configVariable] ?? identity.defaultConfigPath
         var status = stat()

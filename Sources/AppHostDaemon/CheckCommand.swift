@@ -6,7 +6,8 @@ struct CheckCommand {
     /// `--config`, if given.
     let config: String?
 
-    /// Prints `OK: …` and returns `.clean`, or prints the error and returns `.badConfiguration`.
+    /// Prints `OK: …` and returns `.clean`, or prints every problem of the file, one per line,
+    /// and returns `.badConfiguration`.
     func run() -> ExitStatus {
         let path = ApphostdCommand.resolveConfigPath(config)
         do {
@@ -15,7 +16,7 @@ struct CheckCommand {
             print("OK: \(RawPath.displayed(path)): \(names.count) service\(names.count == 1 ? "" : "s") (\(names.joined(separator: ", ")))")
             return .clean
         } catch {
-            StandardError.write("\(ApphostdCommand.name): \(error)\n")
+            for line in error.lines(commandName: ApphostdCommand.name) { StandardError.write(line + "\n") }
             return .badConfiguration
         }
     }

@@ -22,8 +22,8 @@ struct Daemon: Sendable {
         do {
             configuration = try loader.load(path: configPath)
         } catch {
-            StandardError.writeError("\(identity.commandName): \(error)")
-            notifier.status("bad configuration: \(error)")
+            for line in error.lines(commandName: identity.commandName) { StandardError.writeError(line) }
+            notifier.status("bad configuration: \(error.summary)")
             return .badConfiguration
         }
 
@@ -52,14 +52,7 @@ struct Daemon: Sendable {
         do {
             host = try PluggableApplicationHost(
                 services: configuration.serviceDescriptors(registry: registry),
-                configuration: .init(
-                    hookDeadline: configuration.hookDeadline,
-                    launchDeadline: configuration.launchDeadline,
-                    terminateDeadline: configuration.terminateDeadline,
-                    launchState: LaunchStateStore(directory: configuration.stateDirectory),
-                    stateDirectory: configuration.stateDirectory,
-                    trimHeap: { _ in HeapTrimmer.trim() }
-                ),
+                configuration: configuration.hostConfiguration,
                 logger: logger
             )
         } catch {

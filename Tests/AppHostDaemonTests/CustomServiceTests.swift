@@ -45,7 +45,7 @@ struct CustomServiceTests {
 
     @Test func registeredTypeRefusesUnknownSettingsWithTheValidKeys() {
         let loader = ConfigurationLoader(registry: Self.registry(), environment: [:])
-        let error = configurationError { () throws(ConfigurationError) in
+        let error = configurationError { () throws(ConfigurationErrors) in
             try loader.load(text: "services:\n  - name: heartbeat\n    settings: {intervall: 10s}\n", file: "custom.yaml")
         }
         #expect(error?.description.contains("services[0].settings.intervall: unknown key") == true, "\(String(describing: error))")

@@ -56,8 +56,13 @@ func makeTestRegistry(counter: FactoryCounter? = nil) -> ServiceRegistry {
     return registry
 }
 
-/// The error `body` throws, or nil when it succeeds.
-func configurationError(_ body: () throws(ConfigurationError) -> DaemonConfiguration) -> ConfigurationError? {
+/// The first problem `body` reports, or nil when it succeeds.
+func configurationError(_ body: () throws(ConfigurationErrors) -> DaemonConfiguration) -> ConfigurationError? {
+    configurationErrors(body)?.first
+}
+
+/// Every problem `body` reports, or nil when it succeeds.
+func configurationErrors(_ body: () throws(ConfigurationErrors) -> DaemonConfiguration) -> ConfigurationErrors? {
     do {
         _ = try body()
         return nil

@@ -5,6 +5,7 @@ import AppHostServices
 import Dispatch
 import Foundation
 import Logging
+import AppHostTestKit
 import Testing
 
 #if canImport(Glibc)
@@ -46,7 +47,7 @@ struct ExecServiceTests {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let output = directory + "/events.txt"
-        let capture = CapturingLogHandler()
+        let capture = CapturedLogs()
         let script = "echo \"$APPHOST_EVENT $APPHOST_STATE $APPHOST_SERVICE $APPHOST_LAUNCH_COUNT $EXTRA $(pwd)\" >> \(output); echo to-stdout; echo to-stderr >&2"
         let host = try PluggableApplicationHost(
             services: [Self.descriptor("hook", [
@@ -56,7 +57,7 @@ struct ExecServiceTests {
                 "working-directory": .string(directory),
             ])],
             configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"),
-            logger: capture.logger
+            logger: capture.logger()
         )
         try await host.launch()
         try await host.enterBackground()
@@ -68,7 +69,7 @@ struct ExecServiceTests {
             "didReceiveMemoryWarning.critical active hook 1 extra value \(directory)",
             "willTerminate terminating hook 1 extra value \(directory)",
         ])
-        let lines = capture.entries.filter { $0.metadata["stream"] != nil }
+        let lines = capture.all.filter { $0.metadata["stream"] != nil }
         #expect(lines.filter { $0.metadata["stream"] == "stdout" }.map(\.message) == Array(repeating: "to-stdout", count: 3))
         #expect(lines.filter { $0.metadata["stream"] == "stderr" }.allSatisfy { $0.message == "to-stderr" && $0.level == .warning })
         #expect(lines.filter { $0.metadata["stream"] == "stderr" }.count == 3)
@@ -77,16 +78,16 @@ struct ExecServiceTests {
     @Test func aNonZeroExitIsAWarningWithItsCode() async throws {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let capture = CapturingLogHandler()
+        let capture = CapturedLogs()
         let host = try PluggableApplicationHost(
             services: [Self.descriptor("failing", ["on": .array([.string("didEnterBackground")]), "run": .array([.string("/bin/sh"), .string("-c"), .string("exit 3")])])],
             configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"),
-            logger: capture.logger
+            logger: capture.logger()
         )
         try await host.launch()
         try await host.enterBackground()
         await host.terminate()
-        let warning = try #require(capture.entries.first { $0.metadata["exit_code"] != nil })
+        let warning = try #require(capture.all.first { $0.metadata["exit_code"] != nil })
         #expect(warning.metadata["exit_code"] == "3")
         #expect(warning.level == .warning)
         #expect(warning.message.contains("exited with status 3 on didEnterBackground"))

@@ -5,45 +5,8 @@ import AppHostServices
 import Foundation
 import Logging
 import Synchronization
+import AppHostTestKit
 import Testing
-
-/// A log handler that keeps every record, for assertions. A value type, as swift-log expects
-/// (each `Logger` copy has its own metadata); the records are shared.
-struct CapturingLogHandler: LogHandler {
-    struct Entry: Sendable {
-        let level: Logger.Level
-        let message: String
-        let metadata: [String: String]
-    }
-
-    final class Storage: Sendable {
-        let entries = Mutex<[Entry]>([])
-    }
-
-    let storage = Storage()
-    var logLevel: Logger.Level = .trace
-    var metadata: Logger.Metadata = [:]
-
-    var entries: [Entry] { storage.entries.withLock { $0 } }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        var merged = metadata
-        for (key, value) in event.metadata ?? [:] { merged[key] = value }
-        let entry = Entry(level: event.level, message: event.message.description, metadata: merged.mapValues { "\($0)" })
-        storage.entries.withLock { $0.append(entry) }
-    }
-
-    /// A logger that writes here.
-    var logger: Logger {
-        let handler = self
-        return Logger(label: "test") { _ in handler }
-    }
-}
 
 @Suite("logger")
 struct LoggerServiceTests {
@@ -52,15 +15,15 @@ struct LoggerServiceTests {
     }
 
     /// Runs a host with a logger and a slow probe through a full cycle and returns the audit records.
-    static func audit(_ settings: [String: ConfigValue] = [:], reloadTo newSettings: [String: ConfigValue]? = nil) async throws -> [CapturingLogHandler.Entry] {
+    static func audit(_ settings: [String: ConfigValue] = [:], reloadTo newSettings: [String: ConfigValue]? = nil) async throws -> [CapturedLogRecord] {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let capture = CapturingLogHandler()
+        let capture = CapturedLogs()
         let hang: ConfigValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("hang"), "duration": .string("400ms")])])
         let host = try PluggableApplicationHost(
             services: [descriptor(settings), probeDescriptor("probe", ["faults": hang])],
             configuration: .init(hookDeadline: .milliseconds(100), launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"),
-            logger: capture.logger
+            logger: capture.logger()
         )
         // Unstructured on purpose: the host runs beside the test, which drives it.
         let task = Task {
@@ -76,7 +39,7 @@ struct LoggerServiceTests {
         }
         await host.terminate()
         try await task.value
-        return capture.entries.filter { $0.metadata["from_state"] != nil && $0.metadata["service"] == "logger" }
+        return capture.all.filter { $0.metadata["from_state"] != nil && $0.metadata["service"] == "logger" }
     }
 
     @Test func writesOneRecordPerEventInOrderWithTerminateLast() async throws {
@@ -115,30 +78,30 @@ struct LoggerServiceTests {
     @Test func aFailedLaunchIsInTheTrailAndTheRollbackDoesNotWaitForIt() async throws {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let capture = CapturingLogHandler()
+        let capture = CapturedLogs()
         let refuse: ConfigValue = .array([.table(["hook": .string("willFinishLaunching"), "action": .string("refuse")])])
         let host = try PluggableApplicationHost(
             services: [Self.descriptor(), probeDescriptor("probe", ["faults": refuse], isRequired: true)],
             configuration: .init(terminateDeadline: .seconds(2), launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"),
-            logger: capture.logger
+            logger: capture.logger()
         )
         await #expect(throws: LaunchFailure.self) { try await host.launch() }
-        let trail = capture.entries.filter { $0.metadata["from_state"] != nil && $0.metadata["service"] == "logger" }
+        let trail = capture.all.filter { $0.metadata["from_state"] != nil && $0.metadata["service"] == "logger" }
         #expect(trail.map { $0.metadata["event"] } == ["didFinishLaunching", "willTerminate"])
         #expect(trail.first?.metadata["failed"] == "probe")
-        #expect(!capture.entries.contains { $0.metadata["overran"] != nil || $0.message.contains("overran") })
-        #expect(!capture.entries.contains { $0.message.contains("removed by a reload") })
+        #expect(!capture.all.contains { $0.metadata["overran"] != nil || $0.message.contains("overran") })
+        #expect(!capture.all.contains { $0.message.contains("removed by a reload") })
     }
 
     @Test func writesTheTrailWhenTheRunLoopNeverStarted() async throws {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let capture = CapturingLogHandler()
-        let host = try PluggableApplicationHost(services: [Self.descriptor()], configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"), logger: capture.logger)
+        let capture = CapturedLogs()
+        let host = try PluggableApplicationHost(services: [Self.descriptor()], configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"), logger: capture.logger())
         try await host.launch()  // launch() alone starts no run loops
         try await host.enterBackground()
         await host.terminate()
-        let events = capture.entries.filter { $0.metadata["from_state"] != nil }.map { $0.metadata["event"] }
+        let events = capture.all.filter { $0.metadata["from_state"] != nil }.map { $0.metadata["event"] }
         #expect(events == ["didFinishLaunching", "didBecomeActive", "willResignActive", "didEnterBackground", "willTerminate"])
     }
 

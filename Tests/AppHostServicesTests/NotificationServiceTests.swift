@@ -2,6 +2,7 @@
 import AppHost
 import Foundation
 import Logging
+import AppHostTestKit
 import Testing
 
 @Suite struct NotificationServiceTests {
@@ -20,7 +21,7 @@ import Testing
 
     @Test func journalRecordsCarryAStableMessageID() async throws {
         let service = try NotificationService(configuration: Self.settings(on: ["reloadFailed", "didEnterBackground"]), environment: [:])
-        let logs = AwaitedLog<CapturedLogRecord>()
+        let logs = CapturedLogs()
         try await withRunningHost([ServiceDescriptor(name: "notification", service: service)], logs: logs) { host in
             host.bus.publish(ConfigurationReloadDidFail(message: "apphostd.yaml:3: services[0].type: unknown type"))
             let reload = await logs.first { $0.metadata["notification_kind"] == "reloadFailed" }
@@ -44,7 +45,7 @@ import Testing
 
     @Test func contentIsRedactedWhileTheSessionIsLocked() async throws {
         let service = try NotificationService(configuration: Self.settings(on: ["reloadFailed"], appName: "kiosk"), environment: [:])
-        let logs = AwaitedLog<CapturedLogRecord>()
+        let logs = CapturedLogs()
         try await withRunningHost([ServiceDescriptor(name: "notification", service: service)], logs: logs) { host in
             try await host.setSessionLocked(true)
             host.bus.publish(ConfigurationReloadDidFail(message: "token=very-private"))
@@ -63,7 +64,7 @@ import Testing
 
     @Test func identicalNotificationsWithinTheWindowAreSentOnce() async throws {
         let service = try NotificationService(configuration: Self.settings(on: ["reloadFailed"], window: "400ms"), environment: [:])
-        let logs = AwaitedLog<CapturedLogRecord>()
+        let logs = CapturedLogs()
         try await withRunningHost([ServiceDescriptor(name: "notification", service: service)], logs: logs) { host in
             for _ in 0..<3 { host.bus.publish(ConfigurationReloadDidFail(message: "same problem")) }
             host.bus.publish(ConfigurationReloadDidFail(message: "other problem"))
@@ -77,7 +78,7 @@ import Testing
 
     @Test func coalescedNotificationsAreCountedWhenRedacted() async throws {
         let service = try NotificationService(configuration: Self.settings(on: ["reloadFailed"], window: "300ms"), environment: [:])
-        let logs = AwaitedLog<CapturedLogRecord>()
+        let logs = CapturedLogs()
         try await withRunningHost([ServiceDescriptor(name: "notification", service: service)], logs: logs) { host in
             try await host.setSessionLocked(true)
             for _ in 0..<4 { host.bus.publish(ConfigurationReloadDidFail(message: "again")) }
@@ -88,7 +89,7 @@ import Testing
 
     @Test func sessionLockChangesAndOverrunsNotify() async throws {
         let service = try NotificationService(configuration: Self.settings(on: ["sessionLocked", "sessionUnlocked", "overran"]), environment: [:])
-        let logs = AwaitedLog<CapturedLogRecord>()
+        let logs = CapturedLogs()
         try await withRunningHost([
             ServiceDescriptor(name: "notification", service: service),
             ServiceDescriptor(name: "slow", deadline: .milliseconds(50), service: SlowBackgroundService()),

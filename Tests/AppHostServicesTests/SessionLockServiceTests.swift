@@ -4,102 +4,14 @@ import Foundation
 import Logging
 import Synchronization
 import AppHostTestSupport
+import AppHostTestKit
 import Testing
 
 // MARK: Support shared by the session-lock and notification tests
 
-/// Things that happen during a test (log records, hook calls, D-Bus calls), in order, with a way
-/// to await the next one that matches instead of sleeping.
-final class AwaitedLog<Element: Sendable>: Sendable {
-    private struct Waiter {
-        let predicate: @Sendable (Element) -> Bool
-        let continuation: CheckedContinuation<Element?, Never>
-    }
-
-    private struct State {
-        var elements: [Element] = []
-        var waiters: [Int: Waiter] = [:]
-        var nextID = 0
-    }
-
-    private let state = Mutex(State())
-
-    /// Everything appended so far.
-    var all: [Element] { state.withLock { $0.elements } }
-
-    func append(_ element: Element) {
-        let ready = state.withLock { state -> [CheckedContinuation<Element?, Never>] in
-            state.elements.append(element)
-            let matching = state.waiters.filter { $0.value.predicate(element) }
-            for id in matching.keys { state.waiters[id] = nil }
-            return matching.values.map(\.continuation)
-        }
-        for continuation in ready { continuation.resume(returning: element) }
-    }
-
-    /// The first element (already there or still to come) matching `predicate`, or nil after `timeout`.
-    func first(timeout: Duration = .seconds(10), where predicate: @escaping @Sendable (Element) -> Bool) async -> Element? {
-        let id = state.withLock { state in
-            defer { state.nextID += 1 }
-            return state.nextID
-        }
-        return await withTaskGroup(of: Element?.self) { group in
-            group.addTask {
-                await withCheckedContinuation { continuation in
-                    let existing = self.state.withLock { state -> Element? in
-                        if let found = state.elements.first(where: predicate) { return found }
-                        state.waiters[id] = Waiter(predicate: predicate, continuation: continuation)
-                        return nil
-                    }
-                    if let existing { continuation.resume(returning: existing) }
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                // Time is up: release the waiter (if it is still waiting) with nil.
-                let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
-                waiter?.continuation.resume(returning: nil)
-                return nil
-            }
-            let result = await group.next() ?? nil
-            group.cancelAll()
-            if result != nil {
-                // The element arrived: end the timer's wait right away.
-                let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
-                waiter?.continuation.resume(returning: nil)
-            }
-            return result
-        }
-    }
-}
-
-/// One captured log record.
-struct CapturedLogRecord: Sendable {
-    let level: Logger.Level
-    let message: String
-    let metadata: [String: String]
-}
-
-/// A `LogHandler` that keeps every record in an `AwaitedLog`.
-struct RecordCollectingLogHandler: LogHandler {
-    let records: AwaitedLog<CapturedLogRecord>
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-        records.append(CapturedLogRecord(level: event.level, message: event.message.description, metadata: merged.mapValues { "\($0)" }))
-    }
-}
-
 /// A service that records the name of every hook it receives.
 struct HookRecordingService: ApplicationService {
-    let events: AwaitedLog<String>
+    let events: TestLog<String>
 
     func applicationDidBecomeActive(_ application: HostedApplication) async throws { events.append("didBecomeActive") }
     func applicationDidEnterBackground(_ application: HostedApplication) async throws { events.append("didEnterBackground") }
@@ -112,27 +24,15 @@ struct HookRecordingService: ApplicationService {
     }
 }
 
-/// A host running (`run()`) in a task group beside the test body, with captured logs.
+/// A `TestHost` over `services` that has launched, with captured logs.
 func withRunningHost(
     _ services: [ServiceDescriptor],
-    logs: AwaitedLog<CapturedLogRecord> = AwaitedLog(),
-    _ body: @Sendable (PluggableApplicationHost) async throws -> Void
+    logs: CapturedLogs = CapturedLogs(),
+    _ body: (TestHost) async throws -> Void
 ) async throws {
-    let host = try PluggableApplicationHost(
-        services: services,
-        logger: Logger(label: "test") { _ in RecordCollectingLogHandler(records: logs) }
-    )
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await host.run() }
+    try await withTestHost(services, configuration: .init(), logs: logs) { host in
         try await host.launched()
-        do {
-            try await body(host)
-        } catch {
-            await host.terminate()
-            throw error
-        }
-        await host.terminate()
-        try await group.waitForAll()
+        try await body(host)
     }
 }
 
@@ -161,8 +61,8 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         let path = directory + "/secret"
         try writeSecret("hunter2-session", to: path)
         let service = try lockService(["secret-file": .string(path)])
-        let events = AwaitedLog<String>()
-        let logs = AwaitedLog<CapturedLogRecord>()
+        let events = TestLog<String>()
+        let logs = CapturedLogs()
         try await withRunningHost([
             ServiceDescriptor(name: "recorder", service: HookRecordingService(events: events)),
             ServiceDescriptor(name: "session-lock", service: service),
@@ -194,8 +94,8 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         let path = directory + "/secret"
         try writeSecret("grace", to: path)
         let service = try lockService(["secret-file": .string(path), "grace-period": .string("300ms")])
-        let events = AwaitedLog<String>()
-        let statuses = AwaitedLog<SessionLockStatus>()
+        let events = TestLog<String>()
+        let statuses = TestLog<SessionLockStatus>()
         try await withRunningHost([
             ServiceDescriptor(name: "recorder", service: HookRecordingService(events: events)),
             ServiceDescriptor(name: "session-lock", service: service),
@@ -228,8 +128,8 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         let directory = try makeSessionTestDirectory()
         let path = directory + "/absent"
         let service = try lockService(["secret-file": .string(path)])
-        let events = AwaitedLog<String>()
-        let logs = AwaitedLog<CapturedLogRecord>()
+        let events = TestLog<String>()
+        let logs = CapturedLogs()
         try await withRunningHost([
             ServiceDescriptor(name: "recorder", service: HookRecordingService(events: events)),
             ServiceDescriptor(name: "session-lock", service: service),
@@ -261,7 +161,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         let path = directory + "/secret"
         try writeSecret("too-open", to: path, mode: 0o644)
         let service = try lockService(["secret-file": .string(path)])
-        let logs = AwaitedLog<CapturedLogRecord>()
+        let logs = CapturedLogs()
         try await withRunningHost([ServiceDescriptor(name: "session-lock", service: service)], logs: logs) { host in
             let refusal = await logs.first { $0.level == .error && $0.message.contains("chmod 600 \(path)") }
             #expect(refusal?.message.contains("0644") == true)
@@ -292,7 +192,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         unlink(path)
         try writeSecret("good", to: path, mode: 0o600)
         let service = try lockService(["secret-file": .string(path)])
-        let logs = AwaitedLog<CapturedLogRecord>()
+        let logs = CapturedLogs()
         let finished = await completes(within: .seconds(10)) {
             try? await withRunningHost([ServiceDescriptor(name: "session-lock", service: service)], logs: logs) { host in
                 try await host.enterBackground()
@@ -344,7 +244,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         let directory = try makeSessionTestDirectory()
         try writeSecret("from-systemd", to: directory + "/session-secret", mode: 0o400)
         let service = try lockService(["credential": .string("session-secret")], environment: ["CREDENTIALS_DIRECTORY": directory])
-        let events = AwaitedLog<String>()
+        let events = TestLog<String>()
         try await withRunningHost([
             ServiceDescriptor(name: "recorder", service: HookRecordingService(events: events)),
             ServiceDescriptor(name: "session-lock", service: service),
@@ -358,7 +258,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         }
 
         let missing = try lockService(["credential": .string("session-secret")], environment: [:])
-        let logs = AwaitedLog<CapturedLogRecord>()
+        let logs = CapturedLogs()
         try await withRunningHost([ServiceDescriptor(name: "session-lock", service: missing)], logs: logs) { _ in
             let error = await logs.first { $0.level == .error }
             #expect(error?.message.contains("LoadCredential=session-secret:") == true)
@@ -370,7 +270,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         let path = directory + "/secret"
         try writeSecret("elsewhere", to: path)
         let service = try lockService(["secret-file": .string(path)])
-        let events = AwaitedLog<String>()
+        let events = TestLog<String>()
         try await withRunningHost([
             ServiceDescriptor(name: "recorder", service: HookRecordingService(events: events)),
             ServiceDescriptor(name: "session-lock", service: service),

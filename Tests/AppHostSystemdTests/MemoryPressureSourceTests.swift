@@ -4,6 +4,7 @@ import Foundation
 import AppHostTestSupport
 import Glibc
 import Logging
+import AppHostTestKit
 import Testing
 
 @Suite struct MemoryPressureSourceTests {
@@ -72,12 +73,13 @@ import Testing
 
     @Test(arguments: ["/dev/null", ""])
     func devNullOrEmptyTurnsItOff(watch: String) async {
-        let (logger, store) = CapturingLogHandler.logger()
+        let logs = CapturedLogs()
+        let logger = logs.logger()
         let source = MemoryPressureSource(environment: ["MEMORY_PRESSURE_WATCH": watch], logger: logger)
         #expect(!source.isWatching)
         #expect(source.sourceDescription.hasPrefix("off: MEMORY_PRESSURE_WATCH=\(watch)"))
-        #expect(store.all.count == 1)
-        #expect(store.all.first?.0 == .info)
+        #expect(logs.all.count == 1)
+        #expect(logs.all.first?.level == .info)
         source.close()
         var count = 0
         for await _ in source.events { count += 1 }
@@ -94,14 +96,15 @@ import Testing
             (["MEMORY_PRESSURE_WATCH": directory.file("missing")], "No such file"),
             (["MEMORY_PRESSURE_WATCH": plain, "MEMORY_PRESSURE_WRITE": "%%%"], "not valid base64"),
         ] {
-            let (logger, store) = CapturingLogHandler.logger()
+            let logs = CapturedLogs()
+        let logger = logs.logger()
             let source = MemoryPressureSource(environment: environment, logger: logger)
             defer { source.close() }
             #expect(!source.isWatching)
             #expect(source.sourceDescription.contains(reason), "\(source.sourceDescription)")
-            #expect(store.all.count == 1)
-            #expect(store.all.first?.0 == .warning)
-            #expect(store.all.first?.1.contains(reason) == true)
+            #expect(logs.all.count == 1)
+            #expect(logs.all.first?.level == .warning)
+            #expect(logs.all.first?.message.contains(reason) == true)
         }
     }
 
@@ -124,14 +127,15 @@ import Testing
 
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/pressure/memory")))
     func fallsBackToPSIWithBothTriggers() {
-        let (logger, store) = CapturingLogHandler.logger()
+        let logs = CapturedLogs()
+        let logger = logs.logger()
         let source = MemoryPressureSource(environment: [:], logger: logger)
         defer { source.close() }
         #expect(source.isWatching)
         #expect(source.sourceDescription.hasSuffix("memory.pressure (PSI: some 200000 2000000, full 800000 2000000)")
                 || source.sourceDescription == "/proc/pressure/memory (PSI: some 200000 2000000, full 800000 2000000)",
                 "\(source.sourceDescription)")
-        #expect(!store.all.contains { $0.0 >= .warning })
+        #expect(!logs.all.contains { $0.level >= .warning })
     }
 
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/pressure/memory")))

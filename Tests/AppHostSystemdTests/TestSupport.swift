@@ -112,32 +112,6 @@ final class DatagramReceiver {
     }
 }
 
-/// A log handler that keeps records in memory, to check what a component logged.
-struct CapturingLogHandler: LogHandler {
-    final class Store: Sendable {
-        let records = Mutex<[(Logger.Level, String)]>([])
-        var all: [(Logger.Level, String)] { records.withLock { $0 } }
-    }
-
-    let store: Store
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        store.records.withLock { $0.append((event.level, event.message.description)) }
-    }
-
-    static func logger() -> (Logger, Store) {
-        let store = Store()
-        return (Logger(label: "test") { _ in CapturingLogHandler(store: store) }, store)
-    }
-}
-
 /// A fresh directory's path (removed by the caller), for tests moved here with the file code.
 func temporaryDirectory() throws -> String {
     try TemporaryDirectory().path

@@ -91,9 +91,9 @@ import Testing
         let broken = ServiceDescriptor(name: "c", configuration: ServiceConfiguration(keyPath: "services[2].settings", file: "/etc/x.yaml")) {
             throw TestError(description: "cannot open /nowhere")
         }
-        let error = await #expect(throws: ConfigurationError.self) {
+        let error = await #expect(throws: ConfigurationErrors.self) {
             try await host.reload([self.entry("a", journal), broken])
-        }
+        }?.first
         #expect(error?.message.contains("cannot open /nowhere") == true)
         #expect(error?.keyPath == "services[1]")
         #expect(journal.drain().isEmpty, "nothing was terminated or launched")
@@ -101,7 +101,7 @@ import Testing
         #expect(host.status.services == statusBefore.services)
         #expect(host.status.note?.hasPrefix("reload failed: ") == true, "the status says why")
 
-        await #expect(throws: ConfigurationError.self) {
+        await #expect(throws: ConfigurationErrors.self) {
             try await host.reload([self.entry("a", journal), self.entry("a", journal)])
         }
         await host.terminate()
@@ -113,7 +113,7 @@ import Testing
         let host = try PluggableApplicationHost(services: [entry("a", journal)], logger: quietLogger)
         try await host.launch()
         await host.terminate()
-        await #expect(throws: ConfigurationError.self) { try await host.reload([entry("b", journal)]) }
+        await #expect(throws: ConfigurationErrors.self) { try await host.reload([entry("b", journal)]) }
         #expect(host.serviceNames == ["a"])
     }
 }

@@ -183,6 +183,56 @@ extension IntegrationSuites {
             #expect(result.stderr.contains(path), "\(badCase.name): the message does not name the file: \(result)")
         }
 
+        /// A file with five problems in different places.
+        static let manyProblems = """
+            host:
+              hook-deadlin: 5s
+              launch-deadline: 5 seconds
+            services:
+              - probe
+              - name: p2
+                type: probe
+                settings:
+                  colour: blue
+              - type: nosuch
+              - probe
+            """
+
+        @Test("every problem of a file comes out at once, each with its line: at start, and on reload in the journal and StatusText")
+        func everyProblemAtOnce() async throws {
+            let binary = try #require(IntegrationEnvironment.apphostdBinary)
+            let directory = try Self.scratchDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let path = directory + "/apphostd.yaml"
+            try Self.manyProblems.write(toFile: path, atomically: true, encoding: .utf8)
+            let result = try await ProcessRunner.run([binary, "run", "--config", path], timeout: .seconds(20))
+            #expect(result.status == 78, "\(result)")
+            for located in ["\(path):2: host.hook-deadlin", "\(path):3: host.launch-deadline", "\(path):9: services[1].settings.colour",
+                            "\(path):10: services[2].type", "\(path):11: services[3]", "5 problems in \(path)"] {
+                #expect(result.stderr.contains(located), "missing \(located): \(result)")
+            }
+
+            try await DaemonUnderTest.with(services: [ProbeSpec("a")]) { daemon in
+                try await daemon.startOrFail()
+                try daemon.writeConfig(text: Self.manyProblems)
+                _ = try await daemon.reload()
+                try await daemon.waitUntil("StatusText says the reload failed, with the count") {
+                    try await daemon.status()["StatusText"]?.contains("reload failed: \(daemon.configPath):2: host.hook-deadlin") == true
+                }
+                let statusText = try await daemon.status()["StatusText"] ?? ""
+                #expect(statusText.contains("(and 4 more problems)"), "\(statusText)")
+                var refusals: [String] = []
+                try await daemon.waitUntil("one error record per problem in the journal") {
+                    refusals = try await daemon.sandbox.journal(["_SYSTEMD_USER_UNIT=\(daemon.unitName)", "SYSLOG_IDENTIFIER=apphostd", "PRIORITY=3"])
+                        .compactMap { $0["MESSAGE"] }
+                        .filter { $0.hasPrefix("reload refused") }
+                    return refusals.count >= 5
+                }
+                #expect(refusals.count == 5, "\(refusals)")
+                #expect(refusals.last?.contains("\(daemon.configPath):11: services[3]") == true, "\(refusals)")
+            }
+        }
+
         // MARK: Start, under systemd
 
         @Test("under systemd a bad config at start fails the unit with ExecMainStatus=78 and the message in StatusText and the journal")

@@ -1,6 +1,7 @@
 import CSystemd
 import Foundation
 import Synchronization
+import AppHostTestKit
 import Testing
 
 extension IntegrationSuites {
@@ -144,8 +145,7 @@ extension IntegrationSuites {
                 let notifyOn = ["didEnterBackground", "didReceiveMemoryWarning.critical", "sessionLocked", "sessionUnlocked", "reloadFailed"]
                 let sessionLock = ["credential: session-secret"]
                 try daemon.writeConfig(text: Self.config(work: work, loggerLevel: "info", sessionLock: sessionLock, notificationOn: notifyOn))
-                let server = try await RecordingNotificationServer.start(address: daemon.sandbox.busAddress)
-                defer { server.stop() }
+                let server = try await TestNotificationServer.start(address: daemon.sandbox.busAddress)
 
                 // Launch.
                 try await daemon.startOrFail()
@@ -225,10 +225,9 @@ extension IntegrationSuites {
                 }
 
                 // Desktop notifications, through sd-bus to the server on the session bus.
-                try await daemon.waitUntil("the notification server received the memory warning") {
-                    server.calls.contains { $0.summary == "Memory warning (critical)" }
-                }
-                let calls = server.calls
+                let memoryWarning = await server.calls.first(timeout: .seconds(30)) { $0.summary == "Memory warning (critical)" }
+                #expect(memoryWarning != nil, "the notification server received no memory warning: \(server.calls.all)")
+                let calls = server.calls.all
                 #expect(calls.allSatisfy { $0.appName == Self.appName }, "\(calls)")
                 #expect(calls.contains { $0.summary == "Session unlocked" }, "\(calls)")
                 #expect(calls.contains { $0.summary == Self.appName && $0.body == "1 new notification" }, "no redacted lock notification: \(calls)")
@@ -294,6 +293,7 @@ extension IntegrationSuites {
                         "the plug-in's stdout is not in the journal")
 
                 try await Self.expectSecretNeverLogged(daemon, secret: secret)
+                await server.stop()
             }
         }
 
@@ -375,102 +375,5 @@ extension IntegrationSuites {
                 try await Self.expectSecretNeverLogged(daemon, secret: secret)
             }
         }
-    }
-}
-
-/// What one `org.freedesktop.Notifications.Notify` call carried.
-struct ReceivedDesktopNotification: Sendable, Equatable, CustomStringConvertible {
-    let appName: String
-    let summary: String
-    let body: String
-
-    var description: String { "[\(appName)] \(summary): \(body)" }
-}
-
-/// A small freedesktop notification server for the integration tests: owns
-/// `org.freedesktop.Notifications` on a bus (the sandbox's session bus, reachable from the test
-/// process by its socket path), answers `Notify` with an id and records every call. sd-bus blocks,
-/// so it serves on a thread of its own.
-final class RecordingNotificationServer: Sendable {
-    private let received = Mutex<[ReceivedDesktopNotification]>([])
-    private let readiness = Mutex<String?>(nil)
-    private let isStopped = Atomic<Bool>(false)
-    private let isFinished = Atomic<Bool>(false)
-
-    /// Every call so far.
-    var calls: [ReceivedDesktopNotification] { received.withLock { $0 } }
-
-    /// Connects to `address` and returns once it owns the name.
-    static func start(address: String) async throws -> RecordingNotificationServer {
-        let server = RecordingNotificationServer()
-        let thread = Thread { server.serve(address: address) }
-        thread.start()
-        _ = await Poll.until(timeout: .seconds(10), interval: .milliseconds(10)) { server.readiness.withLock { $0 } != nil }
-        let outcome = server.readiness.withLock { $0 }
-        guard outcome == "ready" else {
-            server.stop()
-            throw HarnessError("notification server on \(address): \(outcome ?? "not ready within 10s")")
-        }
-        return server
-    }
-
-    /// Stops serving and waits (bounded) for the thread to end.
-    func stop() {
-        isStopped.store(true, ordering: .relaxed)
-        for _ in 0..<100 where !isFinished.load(ordering: .relaxed) { usleep(10_000) }
-    }
-
-    private func serve(address: String) {
-        defer { isFinished.store(true, ordering: .relaxed) }
-        var bus: OpaquePointer?
-        guard sd_bus_new(&bus) >= 0, let bus else { return readiness.withLock { $0 = "sd_bus_new failed" } }
-        defer { sd_bus_flush_close_unref(bus) }
-        var result = sd_bus_set_address(bus, address)
-        if result >= 0 { result = sd_bus_set_bus_client(bus, 1) }
-        if result >= 0 { result = sd_bus_start(bus) }
-        if result >= 0 {
-            result = sd_bus_add_object(bus, nil, "/org/freedesktop/Notifications", { message, userdata, _ in
-                guard let message, let userdata else { return 0 }
-                return Unmanaged<RecordingNotificationServer>.fromOpaque(userdata).takeUnretainedValue().handle(message)
-            }, Unmanaged.passUnretained(self).toOpaque())
-        }
-        if result >= 0 { result = sd_bus_request_name(bus, "org.freedesktop.Notifications", 0) }
-        guard result >= 0 else {
-            let reason = "setup failed: \(String(cString: strerror(-result)))"
-            return readiness.withLock { $0 = reason }
-        }
-        readiness.withLock { $0 = "ready" }
-        while !isStopped.load(ordering: .relaxed) {
-            let processed = sd_bus_process(bus, nil)
-            if processed < 0 { break }
-            if processed > 0 { continue }
-            // Wakes up at least every 50ms to notice `stop()`.
-            _ = sd_bus_wait(bus, 50_000)
-        }
-    }
-
-    private func handle(_ message: OpaquePointer) -> Int32 {
-        guard sd_bus_message_is_method_call(message, "org.freedesktop.Notifications", "Notify") > 0 else { return 0 }
-        func string() -> String {
-            var value: UnsafePointer<CChar>?
-            _ = sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &value)
-            return value.map { String(cString: $0) } ?? "<unreadable>"
-        }
-        let appName = string()
-        var replacesID: UInt32 = 0
-        _ = sd_bus_message_read_basic(message, CChar(UInt8(ascii: "u")), &replacesID)
-        _ = string()  // icon
-        let summary = string()
-        let body = string()
-        let count = received.withLock { calls in
-            calls.append(ReceivedDesktopNotification(appName: appName, summary: summary, body: body))
-            return calls.count
-        }
-        var reply: OpaquePointer?
-        guard sd_bus_message_new_method_return(message, &reply) >= 0, let reply else { return -1 }
-        defer { sd_bus_message_unref(reply) }
-        var id = UInt32(count)
-        _ = sd_bus_message_append_basic(reply, CChar(UInt8(ascii: "u")), &id)
-        return sd_bus_send(nil, reply, nil) >= 0 ? 1 : -1
     }
 }

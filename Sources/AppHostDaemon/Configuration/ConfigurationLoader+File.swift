@@ -14,16 +14,21 @@ extension ConfigurationLoader {
     ///
     /// `path` may carry bytes that are not UTF-8 (see `RawPath`): the file is opened by those
     /// bytes and messages show them escaped.
-    func load(path given: String) throws(ConfigurationError) -> DaemonConfiguration {
+    func load(path given: String) throws(ConfigurationErrors) -> DaemonConfiguration {
         let path = RawPath.displayed(given)
-        let bytes = try Self.readConfigFile(given)
+        let bytes: [UInt8]
+        do throws(ConfigurationError) {
+            bytes = try Self.readConfigFile(given)
+        } catch {
+            throw ConfigurationErrors(error)
+        }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             let (offset, line) = Self.firstInvalidUTF8(bytes)
-            throw ConfigurationError(
+            throw ConfigurationErrors(ConfigurationError(
                 file: path, line: line, keyPath: "",
                 message: "the file is not UTF-8 text (invalid byte 0x\(String(bytes[offset], radix: 16)) at offset \(offset))",
                 hint: "a config file is plain UTF-8 YAML; is this the right file?"
-            )
+            ))
         }
         return try load(text: text, file: path)
     }

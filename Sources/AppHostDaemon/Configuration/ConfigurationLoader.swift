@@ -4,9 +4,10 @@ import Logging
 
 /// Reads and validates the daemon's YAML config file, all or nothing.
 ///
-/// Every problem comes out as one `ConfigurationError` naming the file, the line, the key path
-/// and what would be valid, so that the daemon can exit 78 at start or keep the old config on
-/// reload. Validation builds each service once through its registry factory (factories have no
+/// Every problem comes out as a `ConfigurationError` naming the file, the line, the key path
+/// and what would be valid; the loader reads on past each one, so a file's problems come out
+/// together as `ConfigurationErrors`, and the daemon can exit 78 at start or keep the old config
+/// on reload. Only a file that cannot be read as YAML at all stops at its first problem. Validation builds each service once through its registry factory (factories have no
 /// side effects), so a config that loads also launches without settings errors.
 struct ConfigurationLoader: Sendable {
     /// Largest config file accepted, in bytes; anything bigger is refused unread.
@@ -38,7 +39,33 @@ struct ConfigurationLoader: Sendable {
     }
 
     /// Parses and fully validates `text`, reporting errors against `file`.
-    func load(text: String, file: String) throws(ConfigurationError) -> DaemonConfiguration {
+    func load(text: String, file: String) throws(ConfigurationErrors) -> DaemonConfiguration {
+        let document: YAMLDocument
+        do throws(ConfigurationError) {
+            document = try Self.parse(text: text, file: file)
+        } catch {
+            throw ConfigurationErrors(error)
+        }
+        var problems = ConfigurationProblems()
+        guard case .table(let topLevel) = document.root else {
+            throw ConfigurationErrors(ConfigurationError(
+                file: file, line: document.lines[""], keyPath: "",
+                message: "expected a mapping with host: and services: at the top, found \(document.root.typeName)",
+                hint: "start from the documented config/apphostd.yaml"
+            ))
+        }
+        let root = ServiceConfiguration(topLevel, keyPath: "", file: file, lines: document.lines)
+        problems.record(Self.unknownKeys(root, Self.topLevelKeys))
+
+        var configuration = DaemonConfiguration(file: file, stateDirectory: "", services: [])
+        readHost(root, into: &configuration, problems: &problems)
+        configuration.services = readServices(root, lines: document.lines, problems: &problems)
+        if let errors = problems.errors { throw errors }
+        return configuration
+    }
+
+    /// The YAML document in `text`, or the first reason there is none.
+    private static func parse(text: String, file: String) throws(ConfigurationError) -> YAMLDocument {
         let size = text.utf8.count
         if size > Self.sizeLimit {
             throw ConfigurationError(
@@ -52,59 +79,59 @@ struct ConfigurationLoader: Sendable {
                 hint: "start from the documented config/apphostd.yaml"
             )
         }
-        let document = try YAMLDocument.parse(text, file: file)
-        guard case .table(let topLevel) = document.root else {
-            throw ConfigurationError(
-                file: file, line: document.lines[""], keyPath: "",
-                message: "expected a mapping with host: and services: at the top, found \(document.root.typeName)",
-                hint: "start from the documented config/apphostd.yaml"
-            )
-        }
-        let root = ServiceConfiguration(topLevel, keyPath: "", file: file, lines: document.lines)
-        try Self.requireOnlyKeys(root, Self.topLevelKeys)
-
-        var configuration = DaemonConfiguration(file: file, stateDirectory: "", services: [])
-        try readHost(root, into: &configuration)
-        configuration.services = try readServices(root, lines: document.lines)
-        return configuration
+        return try YAMLDocument.parse(text, file: file)
     }
 
     // MARK: host
 
-    private func readHost(_ root: ServiceConfiguration, into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
-        let host = try root.section("host") ?? ServiceConfiguration([:], keyPath: "host", file: root.file, lines: root.lines)
-        try Self.requireOnlyKeys(host, Self.hostKeys)
-        if let value = try deadline(host, "hook-deadline") { configuration.hookDeadline = value }
-        if let value = try deadline(host, "launch-deadline") { configuration.launchDeadline = value }
-        if let value = try deadline(host, "terminate-deadline") { configuration.terminateDeadline = value }
-        configuration.stateDirectory = try stateDirectory(host)
+    private func readHost(_ root: ServiceConfiguration, into configuration: inout DaemonConfiguration, problems: inout ConfigurationProblems) {
+        let empty = ServiceConfiguration([:], keyPath: "host", file: root.file, lines: root.lines)
+        let host = problems.read { () throws(ConfigurationError) in try root.section("host") } ?? empty
+        problems.record(Self.unknownKeys(host, Self.hostKeys))
+        if let value = problems.read({ () throws(ConfigurationError) in try deadline(host, "hook-deadline") }) {
+            configuration.hookDeadline = value
+        }
+        if let value = problems.read({ () throws(ConfigurationError) in try deadline(host, "launch-deadline") }) {
+            configuration.launchDeadline = value
+        }
+        if let value = problems.read({ () throws(ConfigurationError) in try deadline(host, "terminate-deadline") }) {
+            configuration.terminateDeadline = value
+        }
+        configuration.stateDirectory = problems.check { () throws(ConfigurationError) in try stateDirectory(host) } ?? ""
         let levels = Logger.Level.allCases.map(\.rawValue)
-        if let level = try host.choice("log-level", of: levels) {
+        if let level = problems.read({ () throws(ConfigurationError) in try host.choice("log-level", of: levels) }) {
             configuration.logLevel = Logger.Level(rawValue: level) ?? .info
         }
-        if let pressure = try host.section("memory-pressure") {
-            configuration.memoryPressure = try memoryPressure(pressure)
+        if let pressure = problems.read({ () throws(ConfigurationError) in try host.section("memory-pressure") }) {
+            configuration.memoryPressure = memoryPressure(pressure, problems: &problems)
         }
     }
 
-    private func memoryPressure(_ section: ServiceConfiguration) throws(ConfigurationError) -> DaemonConfiguration.MemoryPressure {
-        try Self.requireOnlyKeys(section, Self.memoryPressureKeys)
+    private func memoryPressure(_ section: ServiceConfiguration, problems: inout ConfigurationProblems) -> DaemonConfiguration.MemoryPressure {
+        problems.record(Self.unknownKeys(section, Self.memoryPressureKeys))
         var result = DaemonConfiguration.MemoryPressure()
-        if let enabled = try section.bool("enabled") { result.enabled = enabled }
+        if let enabled = problems.read({ () throws(ConfigurationError) in try section.bool("enabled") }) {
+            result.enabled = enabled
+        }
         // The kernel takes PSI windows of 500ms to 10s, and a stall no longer than its window.
         let windows = Duration.milliseconds(500) ... Duration.seconds(10)
-        if let window = try duration(section, "window", in: windows, hint: "expected 500ms to 10s (the kernel's PSI limits)") {
+        let windowHint = "expected 500ms to 10s (the kernel's PSI limits)"
+        if let window = problems.read({ () throws(ConfigurationError) in try duration(section, "window", in: windows, hint: windowHint) }) {
             result.window = window
         }
         let stalls = Duration.milliseconds(1) ... result.window
         let stallHint = "expected more than 0 and at most window (\(result.window.configText))"
-        if let stall = try duration(section, "warning-stall", in: stalls, hint: stallHint) { result.warningStall = stall }
-        if let stall = try duration(section, "critical-stall", in: stalls, hint: stallHint) { result.criticalStall = stall }
+        if let stall = problems.read({ () throws(ConfigurationError) in try duration(section, "warning-stall", in: stalls, hint: stallHint) }) {
+            result.warningStall = stall
+        }
+        if let stall = problems.read({ () throws(ConfigurationError) in try duration(section, "critical-stall", in: stalls, hint: stallHint) }) {
+            result.criticalStall = stall
+        }
         if section.values["warning-stall"] == nil, result.warningStall > result.window {
-            throw section.error("window", "window \(result.window.configText) is shorter than warning-stall's default (\(result.warningStall.configText))", hint: "set warning-stall too")
+            problems.record(section.error("window", "window \(result.window.configText) is shorter than warning-stall's default (\(result.warningStall.configText))", hint: "set warning-stall too"))
         }
         if section.values["critical-stall"] == nil, result.criticalStall > result.window {
-            throw section.error("window", "window \(result.window.configText) is shorter than critical-stall's default (\(result.criticalStall.configText))", hint: "set critical-stall too")
+            problems.record(section.error("window", "window \(result.window.configText) is shorter than critical-stall's default (\(result.criticalStall.configText))", hint: "set critical-stall too"))
         }
         return result
     }
@@ -140,32 +167,38 @@ struct ConfigurationLoader: Sendable {
 
     // MARK: services
 
-    private func readServices(_ root: ServiceConfiguration, lines: [String: Int]) throws(ConfigurationError) -> [DaemonConfiguration.ServiceEntry] {
+    private func readServices(_ root: ServiceConfiguration, lines: [String: Int], problems: inout ConfigurationProblems) -> [DaemonConfiguration.ServiceEntry] {
         let items: [ConfigValue]
         switch root.values["services"] {
+        case nil where root.values.keys.contains(where: { !Self.topLevelKeys.contains($0) }):
+            // Most likely a misspelt services:, already reported as an unknown key.
+            return []
         case nil, .null?:
-            throw root.error("services", "no services are listed",
-                             hint: "add services: with at least one entry, such as - logger")
+            problems.record(root.error("services", "no services are listed",
+                                       hint: "add services: with at least one entry, such as - logger"))
+            return []
         case .array(let array)?:
             items = array
         case let other?:
-            throw root.error("services", "expected a list of services, found \(other.typeName)",
-                             hint: "write one entry per line, such as - logger")
+            problems.record(root.error("services", "expected a list of services, found \(other.typeName)",
+                                       hint: "write one entry per line, such as - logger"))
+            return []
         }
         if items.isEmpty {
-            throw root.error("services", "no services are listed", hint: "add at least one entry, such as - logger")
+            problems.record(root.error("services", "no services are listed", hint: "add at least one entry, such as - logger"))
         }
         var entries: [DaemonConfiguration.ServiceEntry] = []
         var seen: [String: (path: String, line: Int?)] = [:]
         for (index, item) in items.enumerated() {
             let path = "services[\(index)]"
-            let entry = try serviceEntry(item, path: path, file: root.file ?? "", lines: lines)
+            guard let entry = serviceEntry(item, path: path, file: root.file ?? "", lines: lines, problems: &problems) else { continue }
             if let first = seen[entry.name] {
-                throw ConfigurationError(
+                problems.record(ConfigurationError(
                     file: root.file, line: entry.line, keyPath: path,
                     message: "duplicate service name \"\(entry.name)\"",
                     hint: "already used by \(first.path)\(first.line.map { " at line \($0)" } ?? ""); give each instance its own name"
-                )
+                ))
+                continue
             }
             seen[entry.name] = (path, entry.line)
             entries.append(entry)
@@ -173,7 +206,10 @@ struct ConfigurationLoader: Sendable {
         return entries
     }
 
-    private func serviceEntry(_ item: ConfigValue, path: String, file: String, lines: [String: Int]) throws(ConfigurationError) -> DaemonConfiguration.ServiceEntry {
+    /// One entry of `services:`, or nil when it has a problem (recorded in `problems`). Every
+    /// key of the entry is checked, so one entry can add several problems.
+    private func serviceEntry(_ item: ConfigValue, path: String, file: String, lines: [String: Int], problems: inout ConfigurationProblems) -> DaemonConfiguration.ServiceEntry? {
+        let found = problems.count
         let line = lines[path]
         var name: String
         var type: String
@@ -190,33 +226,40 @@ struct ConfigurationLoader: Sendable {
             type = shorthand
         case .table(let table):
             let entry = ServiceConfiguration(table, keyPath: path, file: file, lines: lines)
-            try Self.requireOnlyKeys(entry, Self.serviceKeys)
-            let givenName = try entry.string("name")
-            let givenType = try entry.string("type")
-            guard let resolvedName = givenName ?? givenType else {
-                throw entry.error(nil, "the entry has neither name: nor type:", hint: "write at least name: with a service type from the registry")
-            }
-            name = resolvedName
-            type = givenType ?? resolvedName
-            typePath = givenType == nil ? "\(path).name" : "\(path).type"
-            if givenType?.isEmpty == true { throw entry.error("type", "the type is empty", hint: knownTypes) }
-            isRequired = try entry.bool("required") ?? false
-            deadline = try self.deadline(entry, "deadline")
-            launchDeadline = try self.deadline(entry, "launch-deadline")
+            problems.record(Self.unknownKeys(entry, Self.serviceKeys))
+            let givenName = problems.read { () throws(ConfigurationError) in try entry.string("name") }
+            let givenType = problems.read { () throws(ConfigurationError) in try entry.string("type") }
+            isRequired = problems.read { () throws(ConfigurationError) in try entry.bool("required") } ?? false
+            deadline = problems.read { () throws(ConfigurationError) in try self.deadline(entry, "deadline") }
+            launchDeadline = problems.read { () throws(ConfigurationError) in try self.deadline(entry, "launch-deadline") }
             switch table["settings"] {
             case nil, .null?: break
             case .table(let settings)?: settingsValues = settings
             case let other?:
-                throw entry.error("settings", "expected a mapping of the service's settings, found \(other.typeName)")
+                problems.record(entry.error("settings", "expected a mapping of the service's settings, found \(other.typeName)"))
+            }
+            guard let resolvedName = givenName ?? givenType else {
+                if table["name"] == nil, table["type"] == nil {
+                    problems.record(entry.error(nil, "the entry has neither name: nor type:", hint: "write at least name: with a service type from the registry"))
+                }
+                return nil
+            }
+            name = resolvedName
+            type = givenType ?? resolvedName
+            typePath = givenType == nil ? "\(path).name" : "\(path).type"
+            if givenType?.isEmpty == true {
+                problems.record(entry.error("type", "the type is empty", hint: knownTypes))
+                return nil
             }
         default:
-            throw ConfigurationError(
+            problems.record(ConfigurationError(
                 file: file, line: line, keyPath: path, message: "expected a service name or a mapping, found \(item.typeName)",
                 hint: "write - logger, or name: and type: keys"
-            )
+            ))
+            return nil
         }
         let namePath = item.isTable ? "\(path).name" : path
-        try validateName(name, path: namePath, file: file, line: lines[namePath] ?? line)
+        problems.check { () throws(ConfigurationError) in try validateName(name, path: namePath, file: file, line: lines[namePath] ?? line) }
         let settingsLines = lines.filter { $0.key == settingsPath || $0.key.hasPrefix(settingsPath + ".") || $0.key.hasPrefix(settingsPath + "[") }
         let settings = ServiceConfiguration(settingsValues, keyPath: settingsPath, file: file, lines: settingsLines)
         // Built once and dropped: the factory validates the settings and has no side effects.
@@ -235,8 +278,9 @@ struct ConfigurationLoader: Sendable {
                 let key = String(error.keyPath.split(separator: ".").last ?? "")
                 if let guess = Self.closest(to: key, in: valid) { error.hint = "did you mean \(guess)? " + hint }
             }
-            throw error
+            problems.record(error)
         }
+        guard problems.count == found else { return nil }
         return DaemonConfiguration.ServiceEntry(
             name: name, type: type, isRequired: isRequired, deadline: deadline,
             launchDeadline: launchDeadline, settings: settings, line: line
@@ -297,17 +341,16 @@ struct ConfigurationLoader: Sendable {
 }
 
 extension ConfigurationLoader {
-    /// `requireOnlyKeys` with a "did you mean" for a near miss such as `hook-deadlin`.
-    static func requireOnlyKeys(_ section: ServiceConfiguration, _ allowed: [String]) throws(ConfigurationError) {
-        do throws(ConfigurationError) {
-            try section.requireOnlyKeys(allowed)
-        } catch {
+    /// One error per key outside `allowed`, each with a "did you mean" for a near miss such as
+    /// `hook-deadlin`.
+    static func unknownKeys(_ section: ServiceConfiguration, _ allowed: [String]) -> [ConfigurationError] {
+        section.unknownKeys(allowed).map { error in
             var error = error
             let key = String(error.keyPath.split(separator: ".").last ?? "")
             if let guess = closest(to: key, in: allowed) {
                 error.hint = "did you mean \(guess)? " + (error.hint ?? "")
             }
-            throw error
+            return error
         }
     }
 

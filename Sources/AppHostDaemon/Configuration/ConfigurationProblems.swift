@@ -1,0 +1,42 @@
+import AppHost
+
+/// The problems a load found so far. The loader reads on past each one, so that a file's
+/// problems come out together.
+struct ConfigurationProblems {
+    private var found: [ConfigurationError] = []
+
+    /// How many problems were found so far.
+    var count: Int { found.count }
+
+    /// The problems in file order (by line; those without a line first, in the order found), or
+    /// nil when there are none.
+    var errors: ConfigurationErrors? {
+        let ordered = found.enumerated().sorted { ($0.element.line ?? 0, $0.offset) < ($1.element.line ?? 0, $1.offset) }
+        return ConfigurationErrors(ordered.map(\.element))
+    }
+
+    mutating func record(_ error: ConfigurationError) {
+        found.append(error)
+    }
+
+    mutating func record(_ errors: [ConfigurationError]) {
+        found += errors
+    }
+
+    /// The value `body` read (nil when the key is absent), or nil when it throws; the error is
+    /// recorded.
+    mutating func read<Value>(_ body: () throws(ConfigurationError) -> Value?) -> Value? {
+        check(body) ?? nil
+    }
+
+    /// `body`'s result, or nil when it throws; the error is recorded.
+    @discardableResult
+    mutating func check<Value>(_ body: () throws(ConfigurationError) -> Value) -> Value? {
+        do throws(ConfigurationError) {
+            return try body()
+        } catch {
+            found.append(error)
+            return nil
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import AppHost
+import Logging
+
+extension HostedApplication {
+    /// A handle like the one the host passes to a hook, so a unit test can call a service's
+    /// hooks directly: `try await service.applicationDidEnterBackground(.testing())`.
+    ///
+    /// - Parameters:
+    ///   - serviceName: the instance name the service sees.
+    ///   - configuration: the service's settings section.
+    ///   - state: the host's state when the call is made.
+    ///   - launchOptions: how this run was launched; a first launch by default.
+    ///   - isSessionLocked: whether protected data is unavailable.
+    ///   - stateDirectory: where the service may keep files.
+    ///   - logger: the service's logger; one that drops everything by default.
+    ///   - bus: the bus the service publishes to and subscribes on.
+    public static func testing(
+        serviceName: String = "service",
+        configuration: ServiceConfiguration = .empty,
+        state: ApplicationState = .active,
+        launchOptions: LaunchOptions? = .testing(),
+        isSessionLocked: Bool = false,
+        stateDirectory: String? = nil,
+        logger: Logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+        bus: MessageBus = MessageBus()
+    ) -> HostedApplication {
+        HostedApplication(
+            serviceName: serviceName,
+            logger: logger,
+            configuration: configuration,
+            bus: bus,
+            state: state,
+            launchOptions: launchOptions,
+            isSessionLocked: isSessionLocked,
+            stateDirectory: stateDirectory
+        )
+    }
+}
+
+extension LaunchOptions {
+    /// Launch options for a test: a first launch by default, or the `launchCount`-th launch
+    /// after a previous run that ended `previousExit`.
+    public static func testing(
+        launchCount: Int = 1,
+        previousExit: PreviousExit? = nil,
+        installationID: InstallationID = InstallationID()
+    ) -> LaunchOptions {
+        LaunchOptions(
+            kind: launchCount <= 1 ? .firstLaunch : .restore,
+            launchCount: launchCount,
+            installationID: installationID,
+            previousExit: previousExit ?? (launchCount <= 1 ? .none : .clean)
+        )
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+/// A private `dbus-daemon` for one test (Debian's `dbus` package), listening on a socket in a
+/// fresh directory, so a test can run a `TestNotificationServer` and point a service at it with
+/// `DBUS_SESSION_BUS_ADDRESS`.
+public final class TestSessionBus: Sendable {
+    /// The bus address, `unix:path=…`.
+    public let address: String
+    private let pid: pid_t
+
+    private init(address: String, pid: pid_t) {
+        self.address = address
+        self.pid = pid
+    }
+
+    /// Starts the bus and returns once it listens.
+    /// - Throws: `TestBusError` when `dbus-daemon` is missing or prints no address.
+    public static func start(dbusDaemon: String = "/usr/bin/dbus-daemon") throws -> TestSessionBus {
+        var template = Array("/tmp/apphost-test-bus-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw TestBusError(message: "cannot make a directory for the bus: \(String(cString: strerror(errno)))")
+        }
+        let directory = String(cString: made)
+        let config = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:path=\(directory)/bus</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """
+        try config.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
+        // posix_spawn rather than Foundation's Process, whose waitUntilExit spins on a
+        // concurrency thread.
+        var pipeEnds: [Int32] = [-1, -1]
+        guard pipe(&pipeEnds) == 0 else { throw TestBusError(message: "pipe failed") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
+        posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
+        let arguments = [dbusDaemon, "--config-file=\(directory)/bus.conf", "--nofork", "--print-address=1"]
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, arguments[0], &actions, nil, &argv, environ)
+        close(pipeEnds[1])
+        defer { close(pipeEnds[0]) }
+        guard spawned == 0 else {
+            throw TestBusError(message: "cannot start \(dbusDaemon): \(String(cString: strerror(spawned))) (install Debian's dbus package)")
+        }
+        // The daemon prints its address once it listens: read up to the newline.
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 512)
+        while !bytes.contains(UInt8(ascii: "\n")) {
+            let count = read(pipeEnds[0], &chunk, chunk.count)
+            if count <= 0 { break }
+            bytes += chunk[..<count]
+        }
+        let address = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard address.hasPrefix("unix:") else {
+            kill(pid, SIGKILL)
+            waitpid(pid, nil, 0)
+            throw TestBusError(message: "dbus-daemon printed no address: \(address)")
+        }
+        return TestSessionBus(address: address, pid: pid)
+    }
+
+    /// Stops the bus.
+    public func stop() {
+        kill(pid, SIGKILL)
+        waitpid(pid, nil, 0)
+    }
+}

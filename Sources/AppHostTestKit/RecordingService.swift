@@ -1,0 +1,80 @@
+import AppHost
+
+/// Records every hook call of the service it wraps, then calls it.
+struct RecordingService: ApplicationService {
+    let wrapped: any ApplicationService
+    let calls: TestLog<RecordedHookCall>
+
+    private func record(_ application: HostedApplication, _ event: LifecycleEvent) {
+        calls.append(RecordedHookCall(application.serviceName, event))
+    }
+
+    func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+        record(application, .willFinishLaunching)
+        return try await wrapped.application(application, willFinishLaunchingWithOptions: options)
+    }
+
+    func application(_ application: HostedApplication, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+        record(application, .didFinishLaunching)
+        return try await wrapped.application(application, didFinishLaunchingWithOptions: options)
+    }
+
+    func applicationDidBecomeActive(_ application: HostedApplication) async throws {
+        record(application, .didBecomeActive)
+        try await wrapped.applicationDidBecomeActive(application)
+    }
+
+    func applicationWillResignActive(_ application: HostedApplication) async throws {
+        record(application, .willResignActive)
+        try await wrapped.applicationWillResignActive(application)
+    }
+
+    func applicationDidEnterBackground(_ application: HostedApplication) async throws {
+        record(application, .didEnterBackground)
+        try await wrapped.applicationDidEnterBackground(application)
+    }
+
+    func applicationWillEnterForeground(_ application: HostedApplication) async throws {
+        record(application, .willEnterForeground)
+        try await wrapped.applicationWillEnterForeground(application)
+    }
+
+    func applicationDidReceiveMemoryWarning(_ application: HostedApplication, level: MemoryWarningLevel) async throws {
+        record(application, .didReceiveMemoryWarning(level))
+        try await wrapped.applicationDidReceiveMemoryWarning(application, level: level)
+    }
+
+    func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws {
+        record(application, .protectedDataWillBecomeUnavailable)
+        try await wrapped.applicationProtectedDataWillBecomeUnavailable(application)
+    }
+
+    func applicationProtectedDataDidBecomeAvailable(_ application: HostedApplication) async throws {
+        record(application, .protectedDataDidBecomeAvailable)
+        try await wrapped.applicationProtectedDataDidBecomeAvailable(application)
+    }
+
+    func applicationWillTerminate(_ application: HostedApplication) async throws {
+        record(application, .willTerminate)
+        try await wrapped.applicationWillTerminate(application)
+    }
+
+    func application(_ application: HostedApplication, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+        record(application, .didUpdateConfiguration)
+        return try await wrapped.application(application, didUpdateConfiguration: configuration)
+    }
+
+    func run(_ application: HostedApplication) async throws {
+        try await wrapped.run(application)
+    }
+}
+
+extension ServiceDescriptor {
+    /// The same entry, with every instance it builds wrapped so its hook calls land in `calls`.
+    func recording(into calls: TestLog<RecordedHookCall>) -> ServiceDescriptor {
+        var descriptor = self
+        let make = makeService
+        descriptor.makeService = { RecordingService(wrapped: try make(), calls: calls) }
+        return descriptor
+    }
+}

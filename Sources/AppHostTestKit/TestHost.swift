@@ -1,0 +1,203 @@
+import AppHost
+import Logging
+
+/// A host for tests: a real `PluggableApplicationHost` running in process, with every hook call
+/// and every report recorded in order and awaitable. Get one from `withTestHost(_:_:)`.
+///
+/// Drive it with the host's own requests (`enterBackground()`, `receiveMemoryWarning(level:)`,
+/// `setSessionLocked(_:)`, `reload(_:)`), each of which returns once every service was asked;
+/// await what happens on its own (a service that locks the session from its run loop) with
+/// `waitForCall(_:of:)` or `waitUntil(_:)`.
+public final class TestHost: Sendable {
+    /// The host under test.
+    public let host: PluggableApplicationHost
+    /// Every hook call, in the order the host made them.
+    public let calls: TestLog<RecordedHookCall>
+    /// Every report the host made (status, ready, stopping, ...), in order.
+    public let reports: TestLog<HostReport>
+    /// What the host and its services logged.
+    public let logs: CapturedLogs
+    /// How long a wait lasts before it fails the test.
+    public let timeout: Duration
+
+    init(host: PluggableApplicationHost, calls: TestLog<RecordedHookCall>, logs: CapturedLogs, timeout: Duration) {
+        self.host = host
+        self.calls = calls
+        self.reports = TestLog()
+        self.logs = logs
+        self.timeout = timeout
+    }
+
+    /// The bus the services talk through.
+    public var bus: MessageBus { host.bus }
+
+    /// The host's lifecycle state now.
+    public var state: ApplicationState { host.state }
+
+    /// The host's status now.
+    public var status: HostStatus { host.status }
+
+    /// The events `service` received so far, in order.
+    public func events(of service: String) -> [LifecycleEvent] {
+        calls.all.filter { $0.service == service }.map(\.event)
+    }
+
+    /// The services that received `event` so far, in the order they received it.
+    public func services(receiving event: LifecycleEvent) -> [String] {
+        calls.all.filter { $0.event == event }.map(\.service)
+    }
+
+    // MARK: Awaiting
+
+    /// Waits until the launch finished and returns its options.
+    /// - Throws: `LaunchFailure` when the launch failed.
+    @discardableResult
+    public func launched() async throws(LaunchFailure) -> LaunchOptions {
+        try await host.launched()
+    }
+
+    /// Waits until the host is in `state` (returns at once when it is).
+    /// - Throws: `TestHostTimeout` after the host's timeout.
+    public func waitUntil(_ state: ApplicationState) async throws(TestHostTimeout) {
+        let start = reports.count
+        if host.state == state { return }
+        let report = await reports.first(from: start, timeout: timeout) { $0.status?.state == state }
+        guard report != nil || host.state == state else {
+            throw TestHostTimeout(waitingFor: "state \(state)", waited: timeout, calls: calls.all, state: host.state)
+        }
+    }
+
+    /// Waits until `service` received `event` (returns at once when it already did) and returns
+    /// that call.
+    /// - Throws: `TestHostTimeout` after the host's timeout.
+    @discardableResult
+    public func waitForCall(_ event: LifecycleEvent, of service: String) async throws(TestHostTimeout) -> RecordedHookCall {
+        let wanted = RecordedHookCall(service, event)
+        guard let call = await calls.first(timeout: timeout, where: { $0 == wanted }) else {
+            throw TestHostTimeout(waitingFor: wanted.description, waited: timeout, calls: calls.all, state: host.state)
+        }
+        return call
+    }
+
+    // MARK: Driving
+
+    /// Background: `willResignActive`, then `didEnterBackground`. False when already there.
+    @discardableResult
+    public func enterBackground() async throws(IllegalTransition) -> Bool {
+        try await host.enterBackground()
+    }
+
+    /// Foreground: `willEnterForeground`, then `didBecomeActive`. False when already active.
+    @discardableResult
+    public func enterForeground() async throws(IllegalTransition) -> Bool {
+        try await host.enterForeground()
+    }
+
+    /// Tells every service about memory pressure, as a PSI trigger or the daemon's SIGRTMIN+3 does.
+    public func receiveMemoryWarning(level: MemoryWarningLevel = .warning) async throws(IllegalTransition) {
+        try await host.receiveMemoryWarning(level: level)
+    }
+
+    /// Locks or unlocks the session, as the session-lock service does. False when nothing changed.
+    @discardableResult
+    public func setSessionLocked(_ locked: Bool, reason: String? = nil) async throws(IllegalTransition) -> Bool {
+        try await host.setSessionLocked(locked, reason: reason)
+    }
+
+    /// Applies a new service list as the daemon does on SIGHUP; the new services are recorded too.
+    @discardableResult
+    public func reload(_ services: [ServiceDescriptor]) async throws(ConfigurationErrors) -> ConfigurationDidReload {
+        let calls = calls
+        return try await host.reload(services.map { $0.recording(into: calls) })
+    }
+
+    /// Terminates the host: `willTerminate` to every service in reverse order.
+    public func terminate() async {
+        await host.terminate()
+    }
+}
+
+/// A `TestHost` wait that ran out of time: what it waited for, and what happened instead.
+public struct TestHostTimeout: Error, CustomStringConvertible {
+    /// What the test waited for.
+    public let waitingFor: String
+    /// How long it waited.
+    public let waited: Duration
+    /// The hook calls recorded by then.
+    public let calls: [RecordedHookCall]
+    /// The host's state by then.
+    public let state: ApplicationState
+
+    public var description: String {
+        let seen = calls.isEmpty ? "none" : calls.map(\.description).joined(separator: ", ")
+        return "waited \(waited) for \(waitingFor); the host is \(state); hook calls so far: \(seen)"
+    }
+}
+
+extension HostReport {
+    /// The status the report carries, if any.
+    var status: HostStatus? {
+        switch self {
+        case .status(let status), .ready(let status), .reloading(let status), .stopped(let status), .launchFailed(_, let status):
+            status
+        case .progress, .stopping:
+            nil
+        }
+    }
+}
+
+/// Runs a `TestHost` over `services` for the length of `body`: the host runs in a task group
+/// beside the body, every hook call is recorded, and the host is terminated when the body
+/// returns or throws. The body starts while the launch runs; `launched()` waits for it.
+///
+/// ```swift
+/// @Test func flushesInTheBackground() async throws {
+///     try await withTestHost([ServiceDescriptor(name: "counter", service: CounterService())]) { host in
+///         try await host.launched()
+///         try await host.enterBackground()
+///         #expect(host.events(of: "counter").last == .didEnterBackground)
+///     }
+/// }
+/// ```
+///
+/// - Parameters:
+///   - services: the services, in registration order.
+///   - configuration: host settings; short deadlines by default, no launch state.
+///   - logs: where the host's and the services' log records go.
+///   - timeout: how long a wait lasts before it fails the test.
+public func withTestHost<Result: Sendable>(
+    _ services: [ServiceDescriptor],
+    configuration: PluggableApplicationHost.Configuration = .init(hookDeadline: .seconds(5), launchDeadline: .seconds(5), terminateDeadline: .seconds(5)),
+    logs: CapturedLogs = CapturedLogs(),
+    timeout: Duration = .seconds(10),
+    _ body: (TestHost) async throws -> Result
+) async throws -> Result {
+    let calls = TestLog<RecordedHookCall>()
+    let host = try PluggableApplicationHost(
+        services: services.map { $0.recording(into: calls) },
+        configuration: configuration,
+        logger: logs.logger(label: "apphost")
+    )
+    let testHost = TestHost(host: host, calls: calls, logs: logs, timeout: timeout)
+    let reports = host.reports
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask {
+            // Ends when run() returns.
+            for await report in reports { testHost.reports.append(report) }
+        }
+        group.addTask {
+            // A failed launch ends run() with the LaunchFailure that launched() reports.
+            try? await host.run()
+        }
+        let result: Result
+        do {
+            result = try await body(testHost)
+        } catch {
+            await host.terminate()
+            throw error
+        }
+        await host.terminate()
+        try await group.waitForAll()
+        return result
+    }
+}
