@@ -322,7 +322,8 @@ struct HostLoop {
             state: machine.state,
             launchOptions: launchOptions,
             isSessionLocked: !isProtectedDataAvailable,
-            stateDirectory: configuration.stateDirectory
+            stateDirectory: configuration.stateDirectory,
+            serviceCount: services.count
         )
     }
 

@@ -22,6 +22,9 @@ public struct HostedApplication: Sendable {
     public let isSessionLocked: Bool
     /// The state directory the host keeps its files in, if it has one.
     public let stateDirectory: String?
+    /// How many services the host runs, this one included: the count a fan-out to all of them
+    /// puts in its `LifecycleEventRecord`.
+    public let serviceCount: Int
 
     /// A handle with the given values; the host builds one for every hook call.
     package init(
@@ -32,7 +35,8 @@ public struct HostedApplication: Sendable {
         state: ApplicationState,
         launchOptions: LaunchOptions?,
         isSessionLocked: Bool,
-        stateDirectory: String?
+        stateDirectory: String?,
+        serviceCount: Int
     ) {
         self.serviceName = serviceName
         self.logger = logger
@@ -42,5 +46,6 @@ public struct HostedApplication: Sendable {
         self.launchOptions = launchOptions
         self.isSessionLocked = isSessionLocked
         self.stateDirectory = stateDirectory
+        self.serviceCount = serviceCount
     }
 }

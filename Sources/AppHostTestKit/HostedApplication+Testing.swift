@@ -12,6 +12,7 @@ extension HostedApplication {
     ///   - launchOptions: how this run was launched; a first launch by default.
     ///   - isSessionLocked: whether protected data is unavailable.
     ///   - stateDirectory: where the service may keep files.
+    ///   - serviceCount: how many services the host runs, this one included.
     ///   - logger: the service's logger; one that drops everything by default.
     ///   - bus: the bus the service publishes to and subscribes on.
     public static func testing(
@@ -21,6 +22,7 @@ extension HostedApplication {
         launchOptions: LaunchOptions? = .testing(),
         isSessionLocked: Bool = false,
         stateDirectory: String? = nil,
+        serviceCount: Int = 1,
         logger: Logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
         bus: MessageBus = MessageBus()
     ) -> HostedApplication {
@@ -32,7 +34,8 @@ extension HostedApplication {
             state: state,
             launchOptions: launchOptions,
             isSessionLocked: isSessionLocked,
-            stateDirectory: stateDirectory
+            stateDirectory: stateDirectory,
+            serviceCount: serviceCount
         )
     }
 }

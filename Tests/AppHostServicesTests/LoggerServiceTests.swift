@@ -118,3 +118,26 @@ struct LoggerServiceTests {
         #expect(error?.keyPath == "services[0].settings.\(key)")
     }
 }
+
+/// Asks to be restarted whenever its settings change (the default answer).
+private struct RestartedOnReload: ApplicationService {}
+
+@Suite("logger after a reload")
+struct LoggerAfterReloadTests {
+    @Test func theTerminateRecordCountsEveryServiceAfterAReloadRestartedOne() async throws {
+        let logs = CapturedLogs()
+        func plain(_ version: Int) -> ServiceDescriptor {
+            ServiceDescriptor(name: "plain", configuration: ["version": .int(version)]) { RestartedOnReload() }
+        }
+        try await withTestHost([LoggerServiceTests.descriptor(), plain(1)], logs: logs) { host in
+            try await host.launched()
+            let reload = try await host.reload([LoggerServiceTests.descriptor(), plain(2)])
+            #expect(reload.restarted == ["plain"])
+            // The restarted service's catch-up reaches it alone.
+            #expect(await logs.first { $0.message.hasPrefix("didBecomeActive: active → active") && $0.message.hasSuffix("(1 service)") } != nil)
+        }
+        let terminate = logs.all.last { $0.metadata["event"] == "willTerminate" }
+        #expect(terminate?.message == "willTerminate: terminating → notRunning (2 services)")
+        #expect(terminate?.metadata["service_count"] == "2")
+    }
+}

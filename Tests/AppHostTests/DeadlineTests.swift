@@ -103,7 +103,7 @@ import Testing
     func lateAnswerWithoutATimerWakeIsAnOverrun() async {
         let application = HostedApplication(
             serviceName: "blocking", logger: quietLogger, configuration: ServiceConfiguration([:]), bus: MessageBus(),
-            state: .inactive, launchOptions: nil, isSessionLocked: false, stateDirectory: nil
+            state: .inactive, launchOptions: nil, isSessionLocked: false, stateDirectory: nil, serviceCount: 1
         )
         let slow = HookCall(serviceID: 1, service: BlockingService(blockFor: .milliseconds(60)), hook: .event(.didEnterBackground), application: application, deadline: .milliseconds(10))
         let quick = HookCall(serviceID: 2, service: BlockingService(blockFor: .zero), hook: .event(.didEnterBackground), application: application, deadline: .seconds(10))

@@ -51,7 +51,6 @@ public final class LoggerService: ApplicationService {
         /// before its record is published).
         var expected = 0
         var written = 0
-        var lastServiceCount = 0
         var hasTerminated = false
         var nextWaiter = 0
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
@@ -100,10 +99,11 @@ public final class LoggerService: ApplicationService {
 
     public func applicationWillTerminate(_ application: HostedApplication) async throws {
         await waitUntilWritten()
-        let (settings, serviceCount) = state.withLock { state in
+        let settings = state.withLock { state in
             state.hasTerminated = true
-            return (state.settings, state.lastServiceCount)
+            return state.settings
         }
+        let serviceCount = application.serviceCount
         guard application.state == .terminating else {
             application.logger.log(level: settings.level, "audit trail ends: \(application.serviceName) was removed by a reload")
             return
@@ -133,7 +133,6 @@ public final class LoggerService: ApplicationService {
         defer { state.withLock { $0.isConsuming = false } }
         for await record in stream {
             let (settings, skip) = state.withLock { state in
-                state.lastServiceCount = record.serviceCount
                 return (state.settings, record.event == .willTerminate && state.hasTerminated)
             }
             if !skip, settings.records(record.event) {
