@@ -18,6 +18,8 @@ let package = Package(
         // Without its default SubprocessFoundation trait: nothing here needs Data or Foundation.
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2", traits: []),
+        // `swift package generate-documentation`: the DocC catalogs (Sources/*/*.docc).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // libsystemd: sd-daemon (sd_notify), sd-journal (sd_journal_sendv), sd-bus.

@@ -9,4 +9,9 @@ if [ -f Benchmarks/Package.swift ]; then
   swift build --package-path Benchmarks --scratch-path .build-benchmarks
 fi
 swift build --build-tests
+# Documentation: every public symbol of the libraries has a /// comment, and the DocC catalog
+# (the getting-started article and the API reference) builds without a warning.
+swift package dump-symbol-graph --minimum-access-level public > /dev/null
+python3 scripts/check-docs.py "$(dirname "$(swift build --show-bin-path)")/symbolgraph"
+swift package generate-documentation --target AppHost --warnings-as-errors
 swift test --skip-build

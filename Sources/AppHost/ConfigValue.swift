@@ -3,12 +3,19 @@
 /// The daemon turns YAML into these; services read them through `ServiceConfiguration`'s typed
 /// accessors, which turn a wrong type into a `ConfigurationError` naming the key.
 public indirect enum ConfigValue: Sendable, Hashable, CustomStringConvertible {
+    /// An empty value (`key:` or `key: null`).
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A whole number.
     case int(Int)
+    /// A number with a fraction or exponent.
     case double(Double)
+    /// Text, quoted or not; durations such as `5s` are strings until read as durations.
     case string(String)
+    /// A list.
     case array([ConfigValue])
+    /// A mapping of keys to values.
     case table([String: ConfigValue])
 
     /// The type's name as an error message says it ("a string", "a list").

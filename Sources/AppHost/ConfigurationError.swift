@@ -12,6 +12,7 @@ public struct ConfigurationError: Error, Hashable, Sendable, CustomStringConvert
     /// What would be valid, if there is something to suggest.
     public var hint: String?
 
+    /// An error about `keyPath`, located in `file` at `line` when known.
     public init(file: String? = nil, line: Int? = nil, keyPath: String, message: String, hint: String? = nil) {
         self.file = file
         self.line = line

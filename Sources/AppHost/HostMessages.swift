@@ -25,6 +25,7 @@ public struct SessionLockDidChange: Sendable, Hashable {
     /// Why, for logs and notifications ("entered background", "secret unreadable").
     public let reason: String
 
+    /// A lock (`isLocked`) or unlock, for `reason`.
     public init(isLocked: Bool, reason: String) {
         self.isLocked = isLocked
         self.reason = reason
@@ -36,6 +37,7 @@ public struct ConfigurationReloadDidFail: Sendable, Hashable {
     /// The error, as an operator reads it.
     public let message: String
 
+    /// A refusal saying `message`.
     public init(message: String) {
         self.message = message
     }

@@ -14,6 +14,7 @@ public struct Overrun: Sendable, Hashable, CustomStringConvertible {
 public struct ServiceHealth: Sendable, Hashable {
     /// Whether it gets events.
     public enum Condition: Sendable, Hashable {
+        /// It gets events.
         case healthy
         /// It failed to launch (or a reload could not restart it) and gets no further events.
         case disabled(reason: String)
@@ -30,6 +31,7 @@ public struct ServiceHealth: Sendable, Hashable {
     /// Its last thrown hook error, as text.
     public var lastError: String?
 
+    /// Whether it gets events: not disabled.
     public var isEnabled: Bool { condition == .healthy }
 }
 

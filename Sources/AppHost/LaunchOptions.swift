@@ -2,7 +2,9 @@
 public struct LaunchOptions: Sendable, Hashable, Codable {
     /// Whether this host instance ever ran before with this state directory.
     public enum Kind: String, Sendable, Hashable, Codable {
+        /// No launch state was found: a fresh installation.
         case firstLaunch
+        /// An earlier run left launch state behind.
         case restore
     }
 

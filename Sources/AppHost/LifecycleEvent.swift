@@ -12,16 +12,27 @@ public enum MemoryWarningLevel: String, Sendable, Hashable, CaseIterable, Compar
 
 /// One hook call the host fans out to every service.
 public enum LifecycleEvent: Sendable, Hashable, CustomStringConvertible {
+    /// First launch step.
     case willFinishLaunching
+    /// Second launch step.
     case didFinishLaunching
+    /// Launched, or back in the foreground.
     case didBecomeActive
+    /// Leaving the active state.
     case willResignActive
+    /// In the background.
     case didEnterBackground
+    /// Returning to the foreground.
     case willEnterForeground
+    /// The system wants memory back, this hard.
     case didReceiveMemoryWarning(MemoryWarningLevel)
+    /// The session is locking.
     case protectedDataWillBecomeUnavailable
+    /// The session unlocked.
     case protectedDataDidBecomeAvailable
+    /// The service's last call.
     case willTerminate
+    /// The service's settings changed on reload.
     case didUpdateConfiguration
 
     /// Which way the fan-out walks the services.

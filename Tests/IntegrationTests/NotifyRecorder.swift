@@ -136,11 +136,13 @@ final class NotifyRecorder: Sendable {
     /// - Parameters:
     ///   - config: the YAML text; `NotifyRecorder.stateToken` is replaced by the state directory
     ///     and `NotifyRecorder.directoryToken` by the work directory.
+    ///   - program: another program to start instead of apphostd, with its arguments (nil:
+    ///     `run --config` the written config).
     ///   - environment: extra environment for the daemon.
     ///   - prepare: runs with the work directory before the daemon starts (secrets, record files).
     static func with<R: Sendable>(
         config: String,
-        program: (path: String, arguments: [String])? = nil,
+        program: (path: String, arguments: [String]?)? = nil,
         environment: [String: String] = [:],
         prepare: (_ directory: String) throws -> Void = { _ in },
         _ body: (NotifyRecorder) async throws -> R

@@ -1,5 +1,6 @@
 import AppHost
 import AppHostSystemd
+import Heartbeat
 import Logging
 import ServiceLifecycle
 

@@ -1,0 +1,24 @@
+import AppHost
+import AppHostTestKit
+import Heartbeat
+import Testing
+
+@Test func logsTheLaunchAndFlushesBeforeTheBackground() async throws {
+    let heartbeat = try Heartbeat(configuration: ["interval": "10s"])
+    try await withTestHost([ServiceDescriptor(name: "heartbeat", service: heartbeat)]) { host in
+        try await host.launched()
+        try await host.enterBackground()
+        #expect(host.events(of: "heartbeat") == [
+            .willFinishLaunching, .didFinishLaunching, .didBecomeActive, .willResignActive, .didEnterBackground,
+        ])
+        #expect(host.logs.messages.contains("launch #1, previous exit: none"))
+        #expect(host.logs.messages.contains("flushing before background"))
+    }
+}
+
+@Test func refusesAnIntervalThatIsNotADuration() {
+    let error = #expect(throws: ConfigurationError.self) {
+        try Heartbeat(configuration: ["interval": "often"])
+    }
+    #expect(error?.keyPath == "settings.interval")
+}

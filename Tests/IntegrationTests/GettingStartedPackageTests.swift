@@ -1,0 +1,155 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension IntegrationEnvironment {
+    /// The `swift` driver on PATH, which builds the fixture packages.
+    static let swiftDriver: String? = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+        .map { $0 + "/swift" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+
+extension IntegrationSuites {
+    /// The getting-started article (Sources/AppHost/AppHost.docc/GettingStarted.md) and README.md's
+    /// "Write your own service" as a package outside the repository: what a Swift developer copies
+    /// from them compiles against the library products, its test passes with the test kit, and its
+    /// programs run.
+    @Suite(
+        .serialized,
+        .enabled(if: ProcessInfo.processInfo.environment["APPHOSTD_SKIP_INTEGRATION"] != "1", "APPHOSTD_SKIP_INTEGRATION=1"),
+        .enabled(if: IntegrationEnvironment.swiftDriver != nil, "needs the swift toolchain on PATH"),
+        .enabled(if: IntegrationEnvironment.canRunDaemonDirectly, "needs the built binaries (reason printed)")
+    )
+    struct GettingStartedPackageTests {
+        static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        static let fixture = repository + "/Tests/Fixtures/GettingStarted"
+        static let article = repository + "/Sources/AppHost/AppHost.docc/GettingStarted.md"
+        /// Outside the repository, as a user's package would be; a fixed place so that a second
+        /// run builds incrementally.
+        static let outside = FileManager.default.temporaryDirectory.path + "/apphostd-getting-started"
+        static let scratch = repository + "/.build-fixture"
+
+        /// The code blocks of `language` in `text` (from `start` to the next `## ` heading, when given).
+        static func blocks(_ language: String, in text: String, section start: String? = nil) throws -> [String] {
+            var text = Substring(text)
+            if let start {
+                guard let begin = text.range(of: start) else { throw HarnessError("no section \(start)") }
+                let end = text.range(of: "\n## ", range: begin.upperBound..<text.endIndex)?.lowerBound ?? text.endIndex
+                text = text[begin.upperBound..<end]
+            }
+            return text.components(separatedBy: "```\(language)\n").dropFirst().map { $0.components(separatedBy: "```").first ?? "" }
+        }
+
+        static func read(_ path: String) throws -> String {
+            try String(contentsOfFile: path, encoding: .utf8)
+        }
+
+        /// `text` with every line's leading spaces removed.
+        static func unindented(_ text: String) -> String {
+            text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.drop { $0 == " " } }.joined(separator: "\n")
+        }
+
+        /// Every Swift source of the fixture, by path.
+        static func fixtureSources() throws -> [String: String] {
+            var sources: [String: String] = [:]
+            let enumerator = FileManager.default.enumerator(atPath: fixture)
+            while let path = enumerator?.nextObject() as? String {
+                if path.hasSuffix(".swift"), !path.hasPrefix(".build") { sources[path] = try read(fixture + "/" + path) }
+            }
+            return sources
+        }
+
+        @Test("the fixture package holds the article's and the README's code as written")
+        func fixtureMirrorsTheDocs() throws {
+            let article = try Self.read(Self.article)
+            let readme = try Self.read(Self.repository + "/README.md")
+            let sources = try Self.fixtureSources()
+            let manifest = try #require(sources["Package.swift"])
+            let swiftBlocks = try Self.blocks("swift", in: article)
+                + Self.blocks("swift", in: readme, section: "## Write your own service")
+            #expect(swiftBlocks.count >= 7, "\(swiftBlocks.count) blocks")
+            for block in swiftBlocks {
+                if block.contains("// swift-tools-version") || block.hasPrefix("// Package.swift") {
+                    // A manifest or lines of one: every target and product line is in the fixture's.
+                    for line in block.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) })
+                    where (line.hasPrefix(".") || line.hasPrefix("name:")) && !line.contains("path: \"../apphostd\"") {
+                        #expect(manifest.contains(line), "the fixture's Package.swift lacks \(line)")
+                    }
+                } else {
+                    // As written, but for how deep the block sits in the file.
+                    let unindented = Self.unindented(block)
+                    #expect(sources.values.contains { Self.unindented($0).contains(unindented) }, "no fixture file holds this block:\n\(block)")
+                }
+            }
+            #expect(try Self.blocks("yaml", in: article) == [Self.read(Self.fixture + "/heartbeatd.yaml")])
+            #expect(try Self.blocks("ini", in: article) == [Self.read(Self.fixture + "/heartbeatd.service")])
+        }
+
+        @Test("the package builds outside the repository, its test passes with the test kit, heartbeatd runs under its own name, and MyProgram follows the signal map")
+        func fixtureBuildsTestsAndRuns() async throws {
+            let swift = try #require(IntegrationEnvironment.swiftDriver)
+            // A copy outside the repository, depending on apphostd by its absolute path.
+            let copy = try await ProcessRunner.run(["/bin/sh", "-c", "rm -rf \"$1\" && cp -r \"$2\" \"$1\"", "sh", Self.outside, Self.fixture])
+            try #require(copy.succeeded, "\(copy)")
+            let manifestPath = Self.outside + "/Package.swift"
+            let manifest = try Self.read(manifestPath)
+            try #require(manifest.contains("path: \"../../..\""))
+            try manifest.replacingOccurrences(of: "path: \"../../..\"", with: "path: \"\(Self.repository)\"")
+                .write(toFile: manifestPath, atomically: true, encoding: .utf8)
+            let environment = ProcessRunner.environment(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? ""])
+
+            let build = try await ProcessRunner.run(
+                [swift, "build", "--package-path", Self.outside, "--scratch-path", Self.scratch],
+                environment: environment, timeout: .seconds(900)
+            )
+            try #require(build.succeeded, "\(build)")
+            let test = try await ProcessRunner.run(
+                [swift, "test", "--package-path", Self.outside, "--scratch-path", Self.scratch],
+                environment: environment, timeout: .seconds(900)
+            )
+            #expect(test.succeeded, "\(test)")
+            #expect(test.stdout.contains("Test run with 2 tests") && test.stdout.contains("passed"), "\(test)")
+
+            // heartbeatd: its own name, version and config check.
+            let heartbeatd = Self.scratch + "/debug/heartbeatd"
+            let version = try await ProcessRunner.run([heartbeatd, "--version"])
+            #expect(version.stdout == "1.0.0\n", "\(version)")
+            let help = try await ProcessRunner.run([heartbeatd, "run", "--help"])
+            #expect(help.stdout.contains("USAGE: heartbeatd run") && help.stdout.contains("/etc/heartbeatd/heartbeatd.yaml"), "\(help)")
+            let check = try await ProcessRunner.run([heartbeatd, "check", "--config", Self.outside + "/heartbeatd.yaml"])
+            #expect(check.status == 0 && check.stdout.contains("2 services (logger, heartbeat)"), "\(check)")
+
+            // heartbeatd run: ready, the service's own log lines, a clean stop.
+            let config = try Self.read(Self.fixture + "/heartbeatd.yaml")
+                .replacingOccurrences(of: "host:\n", with: "host:\n  state-directory: \(NotifyRecorder.stateToken)\n")
+            try await NotifyRecorder.with(config: config, program: (heartbeatd, nil)) { running in
+                try await running.waitFor("READY=1") { $0.has("READY", "1") }
+                try await running.waitFor("STATUS= with both services") { $0.status?.hasPrefix("active · 2 services") == true }
+                try running.send(SIGUSR1)
+                try await running.waitFor("background") { $0.status?.hasPrefix("background") == true }
+                try running.send(SIGTERM)
+                let exit = try await running.waitForExit()
+                #expect(exit.status == 0, "\(exit)\n\(running.diagnostics())")
+                let stderr = running.stderr
+                #expect(stderr.contains("launch #1, previous exit: none") && stderr.contains("flushing before background"), "\(running.diagnostics())")
+                #expect(stderr.contains("heartbeatd"), "\(running.diagnostics())")
+            }
+
+            // MyProgram: a host embedded in a program's own ServiceGroup with the signal service
+            // gets the whole signal map, as apphostd does (without it, SIGUSR1 killed the program).
+            try await NotifyRecorder.with(config: "", program: (Self.scratch + "/debug/MyProgram", [])) { running in
+                try await running.waitFor("READY=1") { $0.has("READY", "1") }
+                try running.send(SIGUSR1)
+                try await running.waitFor("background") { $0.status?.hasPrefix("background") == true }
+                try running.send(NotifyRecorder.realtime(2))
+                try await running.waitFor("active again") { $0.status?.hasPrefix("active") == true && $0.fields["READY"] == nil }
+                try running.send(SIGTERM)
+                try await running.waitFor("STOPPING=1") { $0.has("STOPPING", "1") }
+                let exit = try await running.waitForExit()
+                #expect(exit.status == 0, "\(exit)\n\(running.diagnostics())")
+            }
+        }
+    }
+}
