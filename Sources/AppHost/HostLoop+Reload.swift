@@ -41,16 +41,18 @@ extension HostLoop {
         }
         let oldIndex = Dictionary(uniqueKeysWithValues: services.indices.map { (services[$0].name, $0) })
         var fresh: [String: any ApplicationService] = [:]
+        var failures: [ConfigurationError] = []
         for (position, descriptor) in newDescriptors.enumerated() {
             if let index = oldIndex[descriptor.name], !services[index].descriptor.differs(from: descriptor) { continue }
             do {
                 fresh[descriptor.name] = try descriptor.makeService()
             } catch let error as ConfigurationError {
-                return .failure(ConfigurationErrors(error))
+                failures.append(error)
             } catch {
-                return .failure(ConfigurationErrors(ConfigurationError(file: descriptor.configuration.file, keyPath: "services[\(position)]", message: "\(descriptor.name): \(error)")))
+                failures.append(ConfigurationError(file: descriptor.configuration.file, keyPath: "services[\(position)]", message: "\(descriptor.name): \(error)"))
             }
         }
+        if let errors = ConfigurationErrors(failures) { return .failure(errors) }
 
         let newNames = Set(newDescriptors.map(\.name))
         var removed: [String] = []

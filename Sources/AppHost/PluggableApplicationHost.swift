@@ -60,13 +60,13 @@ public final class PluggableApplicationHost: Sendable {
     let published: Mutex<Published>
 
     /// A host for `services`, in registration order.
-    /// - Throws: `ConfigurationError` when two services share a name.
+    /// - Throws: `ConfigurationErrors`, one for each service whose name an earlier one has.
     public init(
         services: [ServiceDescriptor],
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "apphost"),
         bus: MessageBus = MessageBus()
-    ) throws(ConfigurationError) {
+    ) throws(ConfigurationErrors) {
         try Self.checkUniqueNames(services)
         self.services = services
         self.configuration = configuration
@@ -79,15 +79,16 @@ public final class PluggableApplicationHost: Sendable {
         )))
     }
 
-    static func checkUniqueNames(_ services: [ServiceDescriptor]) throws(ConfigurationError) {
+    static func checkUniqueNames(_ services: [ServiceDescriptor]) throws(ConfigurationErrors) {
         var seen: Set<String> = []
-        for (index, descriptor) in services.enumerated() where !seen.insert(descriptor.name).inserted {
-            throw ConfigurationError(
+        let duplicates = services.enumerated().filter { !seen.insert($0.element.name).inserted }.map { index, descriptor in
+            ConfigurationError(
                 file: descriptor.configuration.file, keyPath: "services[\(index)].name",
                 message: "duplicate service name \"\(descriptor.name)\"",
                 hint: "give each instance its own name"
             )
         }
+        if let errors = ConfigurationErrors(duplicates) { throw errors }
     }
 
     /// The current lifecycle state.

@@ -56,8 +56,8 @@ struct Daemon: Sendable {
                 logger: logger
             )
         } catch {
-            StandardError.writeError("\(identity.commandName): \(error)")
-            notifier.status("bad configuration: \(error)")
+            for line in error.lines(commandName: identity.commandName) { StandardError.writeError(line) }
+            notifier.status("bad configuration: \(error.summary)")
             return .badConfiguration
         }
 

@@ -39,20 +39,3 @@ extension HostedApplication {
         )
     }
 }
-
-extension LaunchOptions {
-    /// Launch options for a test: a first launch by default, or the `launchCount`-th launch
-    /// after a previous run that ended `previousExit`.
-    public static func testing(
-        launchCount: Int = 1,
-        previousExit: PreviousExit? = nil,
-        installationID: InstallationID = InstallationID()
-    ) -> LaunchOptions {
-        LaunchOptions(
-            kind: launchCount <= 1 ? .firstLaunch : .restore,
-            launchCount: launchCount,
-            installationID: installationID,
-            previousExit: previousExit ?? (launchCount <= 1 ? .none : .clean)
-        )
-    }
-}

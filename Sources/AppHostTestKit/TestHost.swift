@@ -9,7 +9,8 @@ import Logging
 /// await what happens on its own (a service that locks the session from its run loop) with
 /// `waitForCall(_:of:)` or `waitUntil(_:)`.
 public final class TestHost: Sendable {
-    /// The host under test.
+    /// The host under test. Do not take its `reports`: the test host reads them (into
+    /// `reports` here), and a second reader would end that stream.
     public let host: PluggableApplicationHost
     /// Every hook call, in the order the host made them.
     public let calls: TestLog<RecordedHookCall>
@@ -56,7 +57,9 @@ public final class TestHost: Sendable {
         try await host.launched()
     }
 
-    /// Waits until the host is in `state` (returns at once when it is).
+    /// Waits until the host is in `state` (returns at once when it is). The host reports its
+    /// state when a request or the launch ends, so wait for a state one ends in: `active`,
+    /// `background` or `notRunning`; `inactive` and `terminating` pass by within a request.
     /// - Throws: `TestHostTimeout` after the host's timeout.
     public func waitUntil(_ state: ApplicationState) async throws(TestHostTimeout) {
         let start = reports.count
@@ -117,23 +120,6 @@ public final class TestHost: Sendable {
     }
 }
 
-/// A `TestHost` wait that ran out of time: what it waited for, and what happened instead.
-public struct TestHostTimeout: Error, CustomStringConvertible {
-    /// What the test waited for.
-    public let waitingFor: String
-    /// How long it waited.
-    public let waited: Duration
-    /// The hook calls recorded by then.
-    public let calls: [RecordedHookCall]
-    /// The host's state by then.
-    public let state: ApplicationState
-
-    public var description: String {
-        let seen = calls.isEmpty ? "none" : calls.map(\.description).joined(separator: ", ")
-        return "waited \(waited) for \(waitingFor); the host is \(state); hook calls so far: \(seen)"
-    }
-}
-
 extension HostReport {
     /// The status the report carries, if any.
     var status: HostStatus? {
@@ -143,61 +129,5 @@ extension HostReport {
         case .progress, .stopping:
             nil
         }
-    }
-}
-
-/// Runs a `TestHost` over `services` for the length of `body`: the host runs in a task group
-/// beside the body, every hook call is recorded, and the host is terminated when the body
-/// returns or throws. The body starts while the launch runs; `launched()` waits for it.
-///
-/// ```swift
-/// @Test func flushesInTheBackground() async throws {
-///     try await withTestHost([ServiceDescriptor(name: "counter", service: CounterService())]) { host in
-///         try await host.launched()
-///         try await host.enterBackground()
-///         #expect(host.events(of: "counter").last == .didEnterBackground)
-///     }
-/// }
-/// ```
-///
-/// - Parameters:
-///   - services: the services, in registration order.
-///   - configuration: host settings; short deadlines by default, no launch state.
-///   - logs: where the host's and the services' log records go.
-///   - timeout: how long a wait lasts before it fails the test.
-public func withTestHost<Result: Sendable>(
-    _ services: [ServiceDescriptor],
-    configuration: PluggableApplicationHost.Configuration = .init(hookDeadline: .seconds(5), launchDeadline: .seconds(5), terminateDeadline: .seconds(5)),
-    logs: CapturedLogs = CapturedLogs(),
-    timeout: Duration = .seconds(10),
-    _ body: (TestHost) async throws -> Result
-) async throws -> Result {
-    let calls = TestLog<RecordedHookCall>()
-    let host = try PluggableApplicationHost(
-        services: services.map { $0.recording(into: calls) },
-        configuration: configuration,
-        logger: logs.logger(label: "apphost")
-    )
-    let testHost = TestHost(host: host, calls: calls, logs: logs, timeout: timeout)
-    let reports = host.reports
-    return try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask {
-            // Ends when run() returns.
-            for await report in reports { testHost.reports.append(report) }
-        }
-        group.addTask {
-            // A failed launch ends run() with the LaunchFailure that launched() reports.
-            try? await host.run()
-        }
-        let result: Result
-        do {
-            result = try await body(testHost)
-        } catch {
-            await host.terminate()
-            throw error
-        }
-        await host.terminate()
-        try await group.waitForAll()
-        return result
     }
 }

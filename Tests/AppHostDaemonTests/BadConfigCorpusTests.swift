@@ -6,8 +6,8 @@ import Testing
 import Glibc
 #endif
 
-/// The bad-config corpus (issue 5): every broken file is refused with a `ConfigurationError`
-/// that names the problem. `BadConfigs/expected.txt` lists `file<TAB>line<TAB>substring`
+/// The bad-config corpus (issue 5): every broken file is refused with exactly one
+/// `ConfigurationError`, which names the problem. `BadConfigs/expected.txt` lists `file<TAB>line<TAB>substring`
 /// (line `-` when the error has none); files that cannot live in git (huge, symlink loop,
 /// unreadable, directory, FIFO, missing) are made by the tests below.
 @Suite("Bad config corpus")
@@ -42,11 +42,14 @@ struct BadConfigCorpusTests {
     @Test(arguments: manifest)
     func corpusFileIsRefused(_ entry: Case) {
         let path = PackagePaths.badConfigs + "/" + entry.file
-        let error = configurationError { () throws(ConfigurationErrors) in try loader.load(path: path) }
-        guard let error else {
+        let errors = configurationErrors { () throws(ConfigurationErrors) in try loader.load(path: path) }
+        guard let errors else {
             Issue.record("\(entry.file) loaded without an error")
             return
         }
+        // Each corpus file has one thing wrong: a second problem would be a follow-on error.
+        #expect(errors.errors.count == 1, "\(errors)")
+        let error = errors.first
         #expect(error.file == path)
         #expect(error.line == entry.line, "\(error)")
         #expect(error.description.contains(entry.substring), "\(error)")

@@ -243,6 +243,34 @@ struct ConfigurationErrorsTests {
         #expect(errors?.errors.map(\.keyPath) == ["servics"])
     }
 
+    /// Every problem of `text`, as `line keyPath`.
+    static func problems(_ text: String) -> [String] {
+        let errors = configurationErrors { () throws(ConfigurationErrors) in
+            try DaemonConfiguration(text: text, file: "f.yaml", registry: makeTestRegistry(), environment: [:])
+        }
+        return errors?.errors.map { "\($0.line.map(String.init) ?? "-") \($0.keyPath)" } ?? []
+    }
+
+    @Test(arguments: [
+        ("services:\n  - name: a\n    type: [checked]\n", ["3 services[0].type"]),
+        ("services:\n  - name: c\n    type: checked\n    settings: loud\n", ["4 services[0].settings"]),
+        ("services:\n  - name: \"bad name\"\n", ["2 services[0].name"]),
+        ("services:\n  - \"-x\"\n", ["2 services[0]"]),
+        ("host:\n  memory-pressure:\n    window: 20s\n    warning-stall: 5s\nservices:\n  - logger\n", ["3 host.memory-pressure.window"]),
+    ])
+    func aProblemBringsNoFollowOnProblems(text: String, expected: [String]) {
+        #expect(Self.problems(text) == expected)
+    }
+
+    @Test func aMissingServicesListIsReportedBesideAnUnrelatedUnknownKey() {
+        #expect(Self.problems("hots:\n  log-level: info\n") == ["1 hots", "1 services"])
+    }
+
+    @Test func aDuplicateOfAnEntryWithAnotherProblemIsStillADuplicate() {
+        let text = "services:\n  - name: c\n    type: checked\n    settings:\n      level: loud\n  - name: c\n    type: checked\n"
+        #expect(Self.problems(text) == ["5 services[0].settings.level", "6 services[1]"])
+    }
+
     @Test func aFileThatIsNotYAMLStopsAtItsFirstProblem() {
         let errors = configurationErrors { () throws(ConfigurationErrors) in
             try DaemonConfiguration(text: "services: [logger\nhost: {\n", file: "broken.yaml", registry: makeTestRegistry(), environment: [:])

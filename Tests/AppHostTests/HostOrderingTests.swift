@@ -117,11 +117,12 @@ import Testing
         #expect(journal.drain().isEmpty)
     }
 
-    @Test func duplicateNamesAreRefused() {
+    @Test func duplicateNamesAreRefusedEachOne() {
         let journal = Journal()
-        #expect(throws: ConfigurationError.self) {
-            try makeHost(["a", "b", "a"], journal: journal)
+        let errors = #expect(throws: ConfigurationErrors.self) {
+            try makeHost(["a", "b", "a", "b"], journal: journal)
         }
+        #expect(errors?.errors.map(\.keyPath) == ["services[2].name", "services[3].name"])
     }
 
     @Test func statusDescription() async throws {

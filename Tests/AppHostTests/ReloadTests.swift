@@ -116,4 +116,25 @@ import Testing
         await #expect(throws: ConfigurationErrors.self) { try await host.reload([entry("b", journal)]) }
         #expect(host.serviceNames == ["a"])
     }
+
+    @Test func everyServiceThatCannotBeBuiltIsReportedAndNothingChanges() async throws {
+        let journal = Journal()
+        let host = try makeHost(["a"], journal: journal)
+        try await host.launch()
+        _ = journal.drain()
+        func broken(_ name: String) -> ServiceDescriptor {
+            ServiceDescriptor(name: name) { throw TestError(description: "\(name) cannot start") }
+        }
+        let errors = await #expect(throws: ConfigurationErrors.self) {
+            try await host.reload([self.entry("a", journal), broken("b"), broken("c")])
+        }
+        #expect(errors?.errors.map(\.message) == ["b: b cannot start", "c: c cannot start"])
+        #expect(host.status.note?.hasSuffix("(and 1 more problem)") == true, "\(host.status)")
+        let duplicates = await #expect(throws: ConfigurationErrors.self) {
+            try await host.reload([self.entry("a", journal), self.entry("a", journal), self.entry("a", journal)])
+        }
+        #expect(duplicates?.errors.map(\.keyPath) == ["services[1].name", "services[2].name"])
+        #expect(journal.drain().isEmpty, "nothing was terminated or launched")
+        await host.terminate()
+    }
 }

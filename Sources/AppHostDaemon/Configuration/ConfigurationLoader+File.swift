@@ -16,12 +16,7 @@ extension ConfigurationLoader {
     /// bytes and messages show them escaped.
     func load(path given: String) throws(ConfigurationErrors) -> DaemonConfiguration {
         let path = RawPath.displayed(given)
-        let bytes: [UInt8]
-        do throws(ConfigurationError) {
-            bytes = try Self.readConfigFile(given)
-        } catch {
-            throw ConfigurationErrors(error)
-        }
+        let bytes = try ConfigurationProblems.alone { () throws(ConfigurationError) in try Self.readConfigFile(given) }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             let (offset, line) = Self.firstInvalidUTF8(bytes)
             throw ConfigurationErrors(ConfigurationError(

@@ -7,7 +7,8 @@ import Logging
 /// Every problem comes out as a `ConfigurationError` naming the file, the line, the key path
 /// and what would be valid; the loader reads on past each one, so a file's problems come out
 /// together as `ConfigurationErrors`, and the daemon can exit 78 at start or keep the old config
-/// on reload. Only a file that cannot be read as YAML at all stops at its first problem. Validation builds each service once through its registry factory (factories have no
+/// on reload. A file that cannot be read, is not UTF-8, is not YAML or has no mapping at the top
+/// stops at that one problem. Validation builds each service once through its registry factory (factories have no
 /// side effects), so a config that loads also launches without settings errors.
 struct ConfigurationLoader: Sendable {
     /// Largest config file accepted, in bytes; anything bigger is refused unread.
@@ -40,12 +41,7 @@ struct ConfigurationLoader: Sendable {
 
     /// Parses and fully validates `text`, reporting errors against `file`.
     func load(text: String, file: String) throws(ConfigurationErrors) -> DaemonConfiguration {
-        let document: YAMLDocument
-        do throws(ConfigurationError) {
-            document = try Self.parse(text: text, file: file)
-        } catch {
-            throw ConfigurationErrors(error)
-        }
+        let document = try ConfigurationProblems.alone { () throws(ConfigurationError) in try Self.parse(text: text, file: file) }
         var problems = ConfigurationProblems()
         guard case .table(let topLevel) = document.root else {
             throw ConfigurationErrors(ConfigurationError(
@@ -116,9 +112,12 @@ struct ConfigurationLoader: Sendable {
         // The kernel takes PSI windows of 500ms to 10s, and a stall no longer than its window.
         let windows = Duration.milliseconds(500) ... Duration.seconds(10)
         let windowHint = "expected 500ms to 10s (the kernel's PSI limits)"
+        let windowFound = problems.count
         if let window = problems.read({ () throws(ConfigurationError) in try duration(section, "window", in: windows, hint: windowHint) }) {
             result.window = window
         }
+        // Stalls are measured against the window: with a bad window there is none to measure against.
+        guard problems.count == windowFound else { return result }
         let stalls = Duration.milliseconds(1) ... result.window
         let stallHint = "expected more than 0 and at most window (\(result.window.configText))"
         if let stall = problems.read({ () throws(ConfigurationError) in try duration(section, "warning-stall", in: stalls, hint: stallHint) }) {
@@ -170,8 +169,8 @@ struct ConfigurationLoader: Sendable {
     private func readServices(_ root: ServiceConfiguration, lines: [String: Int], problems: inout ConfigurationProblems) -> [DaemonConfiguration.ServiceEntry] {
         let items: [ConfigValue]
         switch root.values["services"] {
-        case nil where root.values.keys.contains(where: { !Self.topLevelKeys.contains($0) }):
-            // Most likely a misspelt services:, already reported as an unknown key.
+        case nil where root.values.keys.contains(where: { Self.closest(to: $0, in: Self.topLevelKeys) == "services" }):
+            // A misspelt services:, already reported as an unknown key with the right spelling.
             return []
         case nil, .null?:
             problems.record(root.error("services", "no services are listed",
@@ -191,32 +190,35 @@ struct ConfigurationLoader: Sendable {
         var seen: [String: (path: String, line: Int?)] = [:]
         for (index, item) in items.enumerated() {
             let path = "services[\(index)]"
-            guard let entry = serviceEntry(item, path: path, file: root.file ?? "", lines: lines, problems: &problems) else { continue }
-            if let first = seen[entry.name] {
+            let (name, entry) = serviceEntry(item, path: path, file: root.file ?? "", lines: lines, problems: &problems)
+            guard let name else { continue }
+            if let first = seen[name] {
                 problems.record(ConfigurationError(
-                    file: root.file, line: entry.line, keyPath: path,
-                    message: "duplicate service name \"\(entry.name)\"",
+                    file: root.file, line: lines[path], keyPath: path,
+                    message: "duplicate service name \"\(name)\"",
                     hint: "already used by \(first.path)\(first.line.map { " at line \($0)" } ?? ""); give each instance its own name"
                 ))
                 continue
             }
-            seen[entry.name] = (path, entry.line)
-            entries.append(entry)
+            seen[name] = (path, lines[path])
+            if let entry { entries.append(entry) }
         }
         return entries
     }
 
-    /// One entry of `services:`, or nil when it has a problem (recorded in `problems`). Every
-    /// key of the entry is checked, so one entry can add several problems.
-    private func serviceEntry(_ item: ConfigValue, path: String, file: String, lines: [String: Int], problems: inout ConfigurationProblems) -> DaemonConfiguration.ServiceEntry? {
+    /// One entry of `services:`: its instance name when that is valid (so a later entry with
+    /// the same name is a duplicate even when this one has other problems), and the entry when
+    /// it has no problem. Every key is checked, so one entry can add several problems; a check
+    /// that depends on a key with a problem (the settings on the type) is left out.
+    private func serviceEntry(_ item: ConfigValue, path: String, file: String, lines: [String: Int], problems: inout ConfigurationProblems) -> (name: String?, entry: DaemonConfiguration.ServiceEntry?) {
         let found = problems.count
         let line = lines[path]
-        var name: String
-        var type: String
+        var name: String?
+        var type: String?
         var isRequired = false
         var deadline: Duration?
         var launchDeadline: Duration?
-        var settingsValues: [String: ConfigValue] = [:]
+        var settingsValues: [String: ConfigValue]? = [:]
         // Where the type was written: `type:`, or `name:` standing in for it.
         var typePath = path
         let settingsPath = "\(path).settings"
@@ -237,29 +239,33 @@ struct ConfigurationLoader: Sendable {
             case .table(let settings)?: settingsValues = settings
             case let other?:
                 problems.record(entry.error("settings", "expected a mapping of the service's settings, found \(other.typeName)"))
+                settingsValues = nil
             }
-            guard let resolvedName = givenName ?? givenType else {
-                if table["name"] == nil, table["type"] == nil {
-                    problems.record(entry.error(nil, "the entry has neither name: nor type:", hint: "write at least name: with a service type from the registry"))
-                }
-                return nil
+            if table["name"] == nil, table["type"] == nil {
+                problems.record(entry.error(nil, "the entry has neither name: nor type:", hint: "write at least name: with a service type from the registry"))
             }
-            name = resolvedName
-            type = givenType ?? resolvedName
-            typePath = givenType == nil ? "\(path).name" : "\(path).type"
+            // A name: or type: with a problem of its own stands in for nothing.
+            name = table["name"] == nil ? givenType : givenName
+            type = table["type"] == nil ? givenName : givenType
+            typePath = table["type"] == nil ? "\(path).name" : "\(path).type"
             if givenType?.isEmpty == true {
                 problems.record(entry.error("type", "the type is empty", hint: knownTypes))
-                return nil
+                type = nil
             }
         default:
             problems.record(ConfigurationError(
                 file: file, line: line, keyPath: path, message: "expected a service name or a mapping, found \(item.typeName)",
                 hint: "write - logger, or name: and type: keys"
             ))
-            return nil
+            return (nil, nil)
         }
         let namePath = item.isTable ? "\(path).name" : path
-        problems.check { () throws(ConfigurationError) in try validateName(name, path: namePath, file: file, line: lines[namePath] ?? line) }
+        if let given = name, problems.check({ () throws(ConfigurationError) in try validateName(given, path: namePath, file: file, line: lines[namePath] ?? line) }) == nil {
+            name = nil
+            // Without type:, the bad name was the type too.
+            if !typePath.hasSuffix(".type") { type = nil }
+        }
+        guard let type, let settingsValues else { return (name, nil) }
         let settingsLines = lines.filter { $0.key == settingsPath || $0.key.hasPrefix(settingsPath + ".") || $0.key.hasPrefix(settingsPath + "[") }
         let settings = ServiceConfiguration(settingsValues, keyPath: settingsPath, file: file, lines: settingsLines)
         // Built once and dropped: the factory validates the settings and has no side effects.
@@ -280,11 +286,11 @@ struct ConfigurationLoader: Sendable {
             }
             problems.record(error)
         }
-        guard problems.count == found else { return nil }
-        return DaemonConfiguration.ServiceEntry(
+        guard problems.count == found, let name else { return (name, nil) }
+        return (name, DaemonConfiguration.ServiceEntry(
             name: name, type: type, isRequired: isRequired, deadline: deadline,
             launchDeadline: launchDeadline, settings: settings, line: line
-        )
+        ))
     }
 
     private var knownTypes: String {

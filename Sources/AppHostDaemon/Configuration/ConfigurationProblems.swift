@@ -8,10 +8,10 @@ struct ConfigurationProblems {
     /// How many problems were found so far.
     var count: Int { found.count }
 
-    /// The problems in file order (by line; those without a line first, in the order found), or
+    /// The problems in file order (by line; those without a line last, in the order found), or
     /// nil when there are none.
     var errors: ConfigurationErrors? {
-        let ordered = found.enumerated().sorted { ($0.element.line ?? 0, $0.offset) < ($1.element.line ?? 0, $1.offset) }
+        let ordered = found.enumerated().sorted { ($0.element.line ?? .max, $0.offset) < ($1.element.line ?? .max, $1.offset) }
         return ConfigurationErrors(ordered.map(\.element))
     }
 
@@ -27,6 +27,15 @@ struct ConfigurationProblems {
     /// recorded.
     mutating func read<Value>(_ body: () throws(ConfigurationError) -> Value?) -> Value? {
         check(body) ?? nil
+    }
+
+    /// `body`'s result; its error is the only problem there is (the file cannot be read at all).
+    static func alone<Value>(_ body: () throws(ConfigurationError) -> Value) throws(ConfigurationErrors) -> Value {
+        do throws(ConfigurationError) {
+            return try body()
+        } catch {
+            throw ConfigurationErrors(error)
+        }
     }
 
     /// `body`'s result, or nil when it throws; the error is recorded.

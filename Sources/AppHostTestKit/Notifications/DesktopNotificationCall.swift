@@ -13,6 +13,16 @@ public struct DesktopNotificationCall: Sendable, Hashable, CustomStringConvertib
     /// How long it stays, in milliseconds; -1 leaves it to the server.
     public let expireTimeout: Int32
 
+    /// A call with the given values, to compare with what a server received.
+    public init(appName: String, replacesID: UInt32 = 0, icon: String = "", summary: String, body: String, expireTimeout: Int32 = -1) {
+        self.appName = appName
+        self.replacesID = replacesID
+        self.icon = icon
+        self.summary = summary
+        self.body = body
+        self.expireTimeout = expireTimeout
+    }
+
     /// `[app] summary: body`.
     public var description: String { "[\(appName)] \(summary): \(body)" }
 }

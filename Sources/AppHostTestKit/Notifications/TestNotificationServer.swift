@@ -87,10 +87,3 @@ public final class TestNotificationServer: Sendable {
         return sd_bus_send(nil, reply, nil) >= 0 ? 1 : -1
     }
 }
-
-/// A test bus or notification server that could not start.
-public struct TestBusError: Error, CustomStringConvertible {
-    /// What went wrong.
-    public let message: String
-    public var description: String { message }
-}

@@ -7,15 +7,18 @@ public final class TestSessionBus: Sendable {
     /// The bus address, `unix:path=…`.
     public let address: String
     private let pid: pid_t
+    private let directory: String
 
-    private init(address: String, pid: pid_t) {
+    private init(address: String, pid: pid_t, directory: String) {
         self.address = address
         self.pid = pid
+        self.directory = directory
     }
 
     /// Starts the bus and returns once it listens.
-    /// - Throws: `TestBusError` when `dbus-daemon` is missing or prints no address.
-    public static func start(dbusDaemon: String = "/usr/bin/dbus-daemon") throws -> TestSessionBus {
+    /// - Throws: `TestBusError` when `dbus-daemon` is missing or prints no address within
+    ///   `timeout`.
+    public static func start(dbusDaemon: String = "/usr/bin/dbus-daemon", timeout: Duration = .seconds(10)) throws -> TestSessionBus {
         var template = Array("/tmp/apphost-test-bus-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw TestBusError(message: "cannot make a directory for the bus: \(String(cString: strerror(errno)))")
@@ -55,10 +58,13 @@ public final class TestSessionBus: Sendable {
         guard spawned == 0 else {
             throw TestBusError(message: "cannot start \(dbusDaemon): \(String(cString: strerror(spawned))) (install Debian's dbus package)")
         }
-        // The daemon prints its address once it listens: read up to the newline.
+        // The daemon prints its address once it listens: read up to the newline, or give up.
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 512)
+        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         while !bytes.contains(UInt8(ascii: "\n")) {
+            var ready = pollfd(fd: pipeEnds[0], events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, milliseconds) > 0 else { break }
             let count = read(pipeEnds[0], &chunk, chunk.count)
             if count <= 0 { break }
             bytes += chunk[..<count]
@@ -67,14 +73,16 @@ public final class TestSessionBus: Sendable {
         guard address.hasPrefix("unix:") else {
             kill(pid, SIGKILL)
             waitpid(pid, nil, 0)
-            throw TestBusError(message: "dbus-daemon printed no address: \(address)")
+            try? FileManager.default.removeItem(atPath: directory)
+            throw TestBusError(message: "dbus-daemon printed no address within \(timeout): \(address)")
         }
-        return TestSessionBus(address: address, pid: pid)
+        return TestSessionBus(address: address, pid: pid, directory: directory)
     }
 
-    /// Stops the bus.
+    /// Stops the bus and removes its directory.
     public func stop() {
         kill(pid, SIGKILL)
         waitpid(pid, nil, 0)
+        try? FileManager.default.removeItem(atPath: directory)
     }
 }
