@@ -20,25 +20,20 @@ struct LoggerServiceTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let capture = CapturedLogs()
         let hang: ConfigValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("hang"), "duration": .string("400ms")])])
-        let host = try PluggableApplicationHost(
-            services: [descriptor(settings), probeDescriptor("probe", ["faults": hang])],
+        try await withTestHost(
+            [descriptor(settings), probeDescriptor("probe", ["faults": hang])],
             configuration: .init(hookDeadline: .milliseconds(100), launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"),
-            logger: capture.logger()
-        )
-        // Unstructured on purpose: the host runs beside the test, which drives it.
-        let task = Task {
-            try await host.run()
+            logs: capture
+        ) { host in
+            try await host.launched()
+            try await host.enterBackground()
+            try await host.enterForeground()
+            try await host.receiveMemoryWarning(level: .critical)
+            if let newSettings {
+                try await host.reload([descriptor(newSettings), probeDescriptor("probe", ["faults": hang])])
+                try await host.receiveMemoryWarning(level: .warning)
+            }
         }
-        try await host.launched()
-        try await host.enterBackground()
-        try await host.enterForeground()
-        try await host.receiveMemoryWarning(level: .critical)
-        if let newSettings {
-            try await host.reload([descriptor(newSettings), probeDescriptor("probe", ["faults": hang])])
-            try await host.receiveMemoryWarning(level: .warning)
-        }
-        await host.terminate()
-        try await task.value
         return capture.all.filter { $0.metadata["from_state"] != nil && $0.metadata["service"] == "logger" }
     }
 
