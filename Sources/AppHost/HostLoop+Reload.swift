@@ -19,6 +19,9 @@ extension HostLoop {
             for error in errors.errors {
                 logger.error("reload refused, the running configuration stays: \(error)")
             }
+            if errors.omitted > 0 {
+                logger.error("reload refused, the running configuration stays: \(errors.omitted) more problems not shown")
+            }
             note = "reload failed: \(errors.summary)"
             bus.publish(ConfigurationReloadDidFail(message: errors.summary))
         }

@@ -271,6 +271,18 @@ struct ConfigurationErrorsTests {
         #expect(Self.problems(text) == ["5 services[0].settings.level", "6 services[1]"])
     }
 
+    @Test func aFileWithThousandsOfProblemsKeepsTheFirstHundredAndCountsTheRest() {
+        let text = "services:\n" + (0..<3_000).map { "  - nosuch\($0)\n" }.joined()
+        let errors = configurationErrors { () throws(ConfigurationErrors) in
+            try DaemonConfiguration(text: text, file: "big.yaml", registry: makeTestRegistry(), environment: [:])
+        }
+        #expect(errors?.errors.count == 100)
+        #expect(errors?.omitted == 2_900)
+        #expect(errors?.errors.last?.line == 101)
+        #expect(errors?.summary.hasSuffix("(and 2999 more problems)") == true)
+        #expect(errors?.description.hasSuffix("… and 2900 more problems not shown") == true)
+    }
+
     @Test func aFileThatIsNotYAMLStopsAtItsFirstProblem() {
         let errors = configurationErrors { () throws(ConfigurationErrors) in
             try DaemonConfiguration(text: "services: [logger\nhost: {\n", file: "broken.yaml", registry: makeTestRegistry(), environment: [:])

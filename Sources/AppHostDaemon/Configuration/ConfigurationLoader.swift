@@ -186,11 +186,18 @@ struct ConfigurationLoader: Sendable {
         if items.isEmpty {
             problems.record(root.error("services", "no services are listed", hint: "add at least one entry, such as - logger"))
         }
+        // Each entry looks up its own keys' lines: grouped once, not filtered once per entry.
+        var linesByEntry: [Int: [String: Int]] = [:]
+        for (key, line) in lines where key.hasPrefix("services[") {
+            if let index = Int(key.dropFirst("services[".count).prefix { $0 != "]" }) {
+                linesByEntry[index, default: [:]][key] = line
+            }
+        }
         var entries: [DaemonConfiguration.ServiceEntry] = []
         var seen: [String: (path: String, line: Int?)] = [:]
         for (index, item) in items.enumerated() {
             let path = "services[\(index)]"
-            let (name, entry) = serviceEntry(item, path: path, file: root.file ?? "", lines: lines, problems: &problems)
+            let (name, entry) = serviceEntry(item, path: path, file: root.file ?? "", lines: linesByEntry[index] ?? [:], problems: &problems)
             guard let name else { continue }
             if let first = seen[name] {
                 problems.record(ConfigurationError(

@@ -3,16 +3,19 @@ import AppHost
 /// The problems a load found so far. The loader reads on past each one, so that a file's
 /// problems come out together.
 struct ConfigurationProblems {
+    /// The most problems `errors` keeps; the rest are counted.
+    static let shownLimit = 100
+
     private var found: [ConfigurationError] = []
 
     /// How many problems were found so far.
     var count: Int { found.count }
 
-    /// The problems in file order (by line; those without a line last, in the order found), or
-    /// nil when there are none.
+    /// The first `shownLimit` problems in file order (by line; those without a line last, in
+    /// the order found) and how many more there are, or nil when there are none.
     var errors: ConfigurationErrors? {
         let ordered = found.enumerated().sorted { ($0.element.line ?? .max, $0.offset) < ($1.element.line ?? .max, $1.offset) }
-        return ConfigurationErrors(ordered.map(\.element))
+        return ConfigurationErrors(ordered.prefix(Self.shownLimit).map(\.element), omitted: max(0, found.count - Self.shownLimit))
     }
 
     mutating func record(_ error: ConfigurationError) {
