@@ -100,6 +100,7 @@ let package = Package(
             name: "AppHostTests",
             dependencies: [
                 "AppHost",
+                "AppHostTestKit",
                 "AppHostTestSupport",
                 "ServerFrameworkNames",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,37 +1,28 @@
 import AppHost
+import AppHostTestKit
 import Foundation
 import Logging
 import Synchronization
 import Testing
 
-/// A shared, ordered record of `"name:event"` entries that tests await and inspect.
+/// A shared, ordered record of `"name:event"` entries that tests await and inspect: the test
+/// kit's `TestLog`, plus a mark for what the test already looked at.
 final class Journal: Sendable {
-    private struct State {
-        var entries: [String] = []
-        var drained = 0
-        var nextWaiter = 0
-        var waiters: [Int: (entry: String, continuation: CheckedContinuation<Bool, Never>)] = [:]
-    }
-
-    private let state = Mutex(State())
+    private let log = TestLog<String>()
+    private let drained = Mutex(0)
 
     func record(_ entry: String) {
-        let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
-            state.entries.append(entry)
-            let matches = state.waiters.filter { $0.value.entry == entry }
-            for key in matches.keys { state.waiters[key] = nil }
-            return matches.values.map(\.continuation)
-        }
-        for continuation in ready { continuation.resume(returning: true) }
+        log.append(entry)
     }
 
-    var entries: [String] { state.withLock { $0.entries } }
+    var entries: [String] { log.all }
 
     /// The entries recorded since the last `drain()`.
     func drain() -> [String] {
-        state.withLock { state in
-            defer { state.drained = state.entries.count }
-            return Array(state.entries[state.drained...])
+        drained.withLock { drained in
+            let all = log.all
+            defer { drained = all.count }
+            return Array(all[drained...])
         }
     }
 
@@ -45,37 +36,7 @@ final class Journal: Sendable {
 
     /// Waits until `entry` was recorded since the last `drain()` (now or earlier); false after `timeout`.
     func wait(for entry: String, timeout: Duration = .seconds(5)) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask { await self.waitUntilRecorded(entry) }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
-    }
-
-    private func waitUntilRecorded(_ entry: String) async -> Bool {
-        let id = state.withLock { state -> Int in
-            state.nextWaiter += 1
-            return state.nextWaiter
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let resumeNow: Bool? = state.withLock { state in
-                    if state.entries[state.drained...].contains(entry) { return true }
-                    if Task.isCancelled { return false }
-                    state.waiters[id] = (entry, continuation)
-                    return nil
-                }
-                if let resumeNow { continuation.resume(returning: resumeNow) }
-            }
-        } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-            waiter?.continuation.resume(returning: false)
-        }
+        await log.first(from: drained.withLock { $0 }, timeout: timeout) { $0 == entry } != nil
     }
 }
 
