@@ -81,7 +81,20 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .executableTarget(name: "apphostd", dependencies: ["AppHostDaemon", "AppHostServices"]),
+        .executableTarget(
+            name: "apphostd",
+            dependencies: ["AppHostDaemon", "AppHostServices"],
+            // The release image, linked for a small footprint (Benchmarks/README.md): lld packs
+            // the 30,000 relative relocations into a few KiB (`DT_RELR`, glibc 2.36 or later), and
+            // only what the daemon imports is in the dynamic symbol table, not its 7,000 own
+            // symbols. 0.6 and 0.8 MiB less peak RSS, 1.4 MB less on disk.
+            linkerSettings: [
+                .unsafeFlags(
+                    ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"],
+                    .when(platforms: [.linux], configuration: .release)
+                ),
+            ]
+        ),
         // For services' own tests: hook handles, a recording host, captured logs, a fake
         // notification server. Not linked into the daemon.
         .target(
