@@ -157,15 +157,18 @@ struct YAMLDocument: Sendable {
         }
 
         static func looksNumeric(_ text: String) -> Bool {
-            var digits = Substring(text)
-            if digits.first == "-" || digits.first == "+" { digits = digits.dropFirst() }
-            return !digits.isEmpty && digits.allSatisfy(\.isASCIIDigitCharacter)
+            var digits = text.utf8[...]
+            if digits.first == UInt8(ascii: "-") || digits.first == UInt8(ascii: "+") { digits = digits.dropFirst() }
+            return !digits.isEmpty && digits.allSatisfy(isDigit)
         }
 
         /// Core schema resolution of a plain scalar.
         static func coreValue(_ text: String) -> ConfigValue? {
+            // Only these can begin a null, a bool or a number; names, paths and durations stop here.
+            guard let first = text.utf8.first else { return .null }
+            guard isDigit(first) || "~nNtTfF.+-".utf8.contains(first) else { return nil }
             switch text {
-            case "", "~", "null", "Null", "NULL": return .null
+            case "~", "null", "Null", "NULL": return .null
             case "true", "True", "TRUE": return .bool(true)
             case "false", "False", "FALSE": return .bool(false)
             case ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF": return .double(.infinity)
@@ -184,29 +187,29 @@ struct YAMLDocument: Sendable {
 
         /// `[-+]? ( \. [0-9]+ | [0-9]+ ( \. [0-9]* )? ) ( [eE] [-+]? [0-9]+ )?`
         static func isCoreFloat(_ text: String) -> Bool {
-            var rest = Substring(text)
-            if rest.first == "-" || rest.first == "+" { rest = rest.dropFirst() }
-            let whole = rest.prefix { $0.isASCIIDigitCharacter }
+            var rest = text.utf8[...]
+            if rest.first == UInt8(ascii: "-") || rest.first == UInt8(ascii: "+") { rest = rest.dropFirst() }
+            let whole = rest.prefix(while: isDigit)
             rest = rest.dropFirst(whole.count)
-            var fraction = Substring()
-            if rest.first == "." {
+            var fraction = rest.prefix(0)
+            if rest.first == UInt8(ascii: ".") {
                 rest = rest.dropFirst()
-                fraction = rest.prefix { $0.isASCIIDigitCharacter }
+                fraction = rest.prefix(while: isDigit)
                 rest = rest.dropFirst(fraction.count)
             }
             guard !whole.isEmpty || !fraction.isEmpty else { return false }
-            if rest.first == "e" || rest.first == "E" {
+            if rest.first == UInt8(ascii: "e") || rest.first == UInt8(ascii: "E") {
                 rest = rest.dropFirst()
-                if rest.first == "-" || rest.first == "+" { rest = rest.dropFirst() }
-                let exponent = rest.prefix { $0.isASCIIDigitCharacter }
+                if rest.first == UInt8(ascii: "-") || rest.first == UInt8(ascii: "+") { rest = rest.dropFirst() }
+                let exponent = rest.prefix(while: isDigit)
                 guard !exponent.isEmpty else { return false }
                 rest = rest.dropFirst(exponent.count)
             }
             return rest.isEmpty
         }
-    }
-}
 
-extension Character {
-    fileprivate var isASCIIDigitCharacter: Bool { ("0"..."9").contains(self) }
+        static func isDigit(_ byte: UInt8) -> Bool {
+            byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+        }
+    }
 }
