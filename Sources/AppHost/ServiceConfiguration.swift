@@ -52,12 +52,14 @@ public struct ServiceConfiguration: Sendable, Hashable {
     /// One error for each key outside `allowed`, in file order, naming the valid ones: for a
     /// loader that reports every problem of a file at once.
     public func unknownKeys(_ allowed: some Collection<String>) -> [ConfigurationError] {
-        let allowedSet = Set(allowed)
+        var allowedSet = Set<String>(minimumCapacity: allowed.count)
+        for key in allowed { allowedSet.insert(key) }
+        let unknown = values.keys.filter { !allowedSet.contains($0) }
+        guard !unknown.isEmpty else { return [] }
         let hint = allowedSet.isEmpty
             ? "this service takes no settings"
-            : "valid keys: \(allowed.sorted().joined(separator: ", "))"
-        return values.keys
-            .filter { !allowedSet.contains($0) }
+            : "valid keys: \(allowedSet.sorted().joined(separator: ", "))"
+        return unknown
             .sorted { (lines[path(of: $0)] ?? 0, $0) < (lines[path(of: $1)] ?? 0, $1) }
             .map { error($0, "unknown key", hint: hint) }
     }
