@@ -489,8 +489,11 @@ def table(results, args):
         rows.append(f"| fan-out, kill -USR1 → STATUS=, {n} services | p50 {f[n]['p50']:.3f} ms · p90 {f[n]['p90']:.3f} ms | "
                     + ("p50 < 1 ms" if n == "100" else "linear") + " |")
     rows.append(f"| fan-out marginal cost (100 → 1000 services) | {per_service:.2f} µs per service per event | linear, small |")
-    for label in ("apphostd", "swift", "swift_static", "c"):
-        name = {"apphostd": "apphostd (shipped config)", "swift": "idle Swift Concurrency floor",
+    for label in ("apphostd", "servicegroup", "swift", "swift_static", "c"):
+        if label not in i:
+            continue
+        name = {"apphostd": "apphostd (shipped config)", "servicegroup": "ServiceGroup floor (five no-op services)",
+                "swift": "idle Swift Concurrency floor",
                 "swift_static": "idle Swift Concurrency floor, static stdlib", "c": "idle C floor"}[label]
         rows.append(f"| idle {i['seconds']} s, watchdog off: {name} | {i[label]['wakeups']} wake-ups "
                     f"({i[label]['wakeups_per_s']:.2f}/s) · {i[label]['cpu_ms']:.0f} ms CPU · peak RSS {i[label]['peak_rss_kib'] / 1024:.1f} MiB | "
@@ -509,8 +512,13 @@ def table(results, args):
                 f"{g['floor']['stripped_bytes'] / mb:.1f} MB | ≤ 16 MB |")
     rows.append(f"| protocol conformances in the image | apphostd {g['apphostd']['conformances']} · floor {g['floor']['conformances']} | |")
     rows.append(f"| readiness ratio apphostd ÷ static Swift floor | **{r['apphostd_over_swift_static']:.2f}×** | ≤ 2× |")
+    if "servicegroup" in r:
+        rows.append(f"| readiness ServiceGroup floor ÷ static Swift floor | {r['servicegroup']['p50']:.2f} ms: "
+                    f"{r['servicegroup_over_swift_static']:.2f}× | (the design's floor) |")
     rows.append(f"| peak RSS idle, apphostd ÷ static Swift floor | {i['apphostd']['peak_rss_kib'] / 1024:.1f} MiB ÷ "
                 f"{i['swift_static']['peak_rss_kib'] / 1024:.1f} MiB | ≤ 8 MiB |")
+    if "servicegroup" in i:
+        rows.append(f"| peak RSS idle, ServiceGroup floor | {i['servicegroup']['peak_rss_kib'] / 1024:.1f} MiB | (the design's floor) |")
     if "ldd_foundation" in g:
         rows.append(f"| Foundation or ICU in `ldd` of the dynamic build | {', '.join(g['ldd_foundation']) or 'none'} | none |")
     return "\n".join(rows)
@@ -519,6 +527,8 @@ def table(results, args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build", "release", "apphostd"))
+    parser.add_argument("--servicegroup-floor", help="ServiceGroupFloor (a ServiceGroup of five no-op services that sends READY=1), "
+                        "built as apphostd's release image is: the design's floor")
     parser.add_argument("--dynamic-binary", help="a dynamically linked apphostd (the debug build) whose ldd is checked for Foundation and ICU")
     parser.add_argument("--quick", action="store_true", help="fewer rounds, 5 s idle windows")
     parser.add_argument("--json", help="also write the raw figures to this file")
@@ -555,12 +565,17 @@ def main():
             f.write("bench-secret\n")
         os.chmod(os.path.join(credentials, "session-secret"), 0o600)
         shipped_env = {"STATE_DIRECTORY": state, "CREDENTIALS_DIRECTORY": credentials}
-        times = readiness([("c", [floors["ready.c"]], None), ("swift", [floors["ready.swift"]], None),
-                           ("swift_static", [floors["ready.swift static"]], None), ("apphostd", [args.binary, "run", "--config", shipped], shipped_env)], notify, runs)
+        programs = [("c", [floors["ready.c"]], None), ("swift", [floors["ready.swift"]], None),
+                    ("swift_static", [floors["ready.swift static"]], None), ("apphostd", [args.binary, "run", "--config", shipped], shipped_env)]
+        if args.servicegroup_floor:
+            programs.append(("servicegroup", [args.servicegroup_floor], None))
+        times = readiness(programs, notify, runs)
         results["readiness_ms"] = {label: {"p50": median(v), "p90": percentile(v, 90)} for label, v in times.items()}
         results["readiness_ms"]["apphostd_over_swift"] = median(times["apphostd"]) / median(times["swift"])
         results["readiness_ms"]["apphostd_over_c"] = median(times["apphostd"]) / median(times["c"])
         results["readiness_ms"]["apphostd_over_swift_static"] = median(times["apphostd"]) / median(times["swift_static"])
+        if args.servicegroup_floor:
+            results["readiness_ms"]["servicegroup_over_swift_static"] = median(times["servicegroup"]) / median(times["swift_static"])
         results["fan_out_ms"] = {}
         for n in (4, 100, 1000):
             lat = fan_out(args.binary, notify, directory, n, rounds)
@@ -570,6 +585,8 @@ def main():
                            "swift": idle([floors["idle.swift"]], notify, idle_seconds),
                            "swift_static": idle([floors["idle.swift static"]], notify, idle_seconds),
                            "c": idle([floors["idle.c"]], notify, idle_seconds)}
+        if args.servicegroup_floor:
+            results["idle"]["servicegroup"] = idle([args.servicegroup_floor], notify, idle_seconds)
         results["storm"] = storm(args.binary, notify, directory, 10_000)
         results["memory_warning_ms"] = {}
         for n in (4, 100, 1000):
