@@ -9,6 +9,21 @@ extension IntegrationEnvironment {
     /// The `swift` driver on PATH, which builds the fixture packages.
     static let swiftDriver: String? = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
         .map { $0 + "/swift" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// Why the suites that build packages with the toolchain and run what they built cannot run
+    /// here, or nil when they can.
+    static let packageBuildProblem: String? =
+        if ProcessInfo.processInfo.environment["APPHOSTD_SKIP_INTEGRATION"] == "1" { "APPHOSTD_SKIP_INTEGRATION=1" }
+        else if swiftDriver == nil { "needs the swift toolchain on PATH" }
+        else { directDaemonProblem.map { "needs the built binaries: \($0)" } }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// For a suite that builds packages with the toolchain and runs what they built: skipped,
+    /// with the reason printed, where it cannot.
+    static var buildsPackages: Self {
+        .disabled(if: IntegrationEnvironment.packageBuildProblem != nil, Comment(rawValue: IntegrationEnvironment.packageBuildProblem ?? ""))
+    }
 }
 
 extension IntegrationSuites {
@@ -16,12 +31,7 @@ extension IntegrationSuites {
     /// "Write your own service" as a package outside the repository: what a Swift developer copies
     /// from them compiles against the library products, its test passes with the test kit, and its
     /// programs run.
-    @Suite(
-        .serialized,
-        .enabled(if: ProcessInfo.processInfo.environment["APPHOSTD_SKIP_INTEGRATION"] != "1", "APPHOSTD_SKIP_INTEGRATION=1"),
-        .enabled(if: IntegrationEnvironment.swiftDriver != nil, "needs the swift toolchain on PATH"),
-        .enabled(if: IntegrationEnvironment.canRunDaemonDirectly, "needs the built binaries (reason printed)")
-    )
+    @Suite(.serialized, .buildsPackages)
     struct GettingStartedPackageTests {
         static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
         static let fixture = repository + "/Tests/Fixtures/GettingStarted"

@@ -9,12 +9,7 @@ extension IntegrationSuites {
     /// The daemon as deploy/INSTALL.md builds and installs it: release, the Swift runtime linked
     /// in, stripped by `install -s`. The release build links with flags of its own (Package.swift),
     /// which the debug build the other tests run never sees.
-    @Suite(
-        .serialized,
-        .enabled(if: ProcessInfo.processInfo.environment["APPHOSTD_SKIP_INTEGRATION"] != "1", "APPHOSTD_SKIP_INTEGRATION=1"),
-        .enabled(if: IntegrationEnvironment.swiftDriver != nil, "needs the swift toolchain on PATH"),
-        .enabled(if: IntegrationEnvironment.canRunDaemonDirectly, "needs the built binaries (reason printed)")
-    )
+    @Suite(.serialized, .buildsPackages)
     struct InstallBuildTests {
         static let repository = GettingStartedPackageTests.repository
         /// Where Benchmarks/process/run.sh builds it too, so a second run is incremental.
