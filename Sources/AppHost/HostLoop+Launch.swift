@@ -7,10 +7,6 @@ extension HostLoop {
     /// in reverse order and the failure names it. An optional one is disabled and the launch goes
     /// on. A terminate stops waiting for the hook in progress and rolls back the same way. Then
     /// `didBecomeActive` reaches every launched service.
-    ///
-    /// The launch state is read before the first hook and committed to disk beside the hooks;
-    /// the launch waits for the commit before it ends, and a failed commit fails it as a required
-    /// service would.
     mutating func launch(group: inout DiscardingTaskGroup) async -> Result<LaunchOptions, LaunchFailure> {
         move(to: .launching)
         let start = ContinuousClock.now
@@ -26,7 +22,6 @@ extension HostLoop {
             return .failure(failure)
         }
         launchOptions = options
-        startLaunchCommit(options, group: &group)
         setServices(descriptors.map { makeService($0) })
         host.report(.status(status))
 
@@ -53,9 +48,6 @@ extension HostLoop {
                         services[index].disable(reason: failure.description)
                         note = "launch failed: \(failure)"
                     }
-                    if let commitFailure = await launchCommitFailure(group: &group) {
-                        logger.error("launch state: \(commitFailure)")
-                    }
                     // The launch record comes first even for a failed launch: services that
                     // finished launching expect it (the logger's audit trail waits for it).
                     bus.publish(launchRecord())
@@ -73,58 +65,9 @@ extension HostLoop {
                 : configuration.hookDeadline * max(1, services.count)
             host.report(.progress(next: next))
         }
-        if let commitFailure = await launchCommitFailure(group: &group) {
-            let failure = LaunchFailure(service: "", hook: "", reason: .stateDirectory(commitFailure))
-            logger.error("launch failed: \(failure)")
-            note = "launch failed: \(failure)"
-            bus.publish(launchRecord())
-            await terminate(only: launched, group: &group)
-            host.report(.launchFailed(failure, status))
-            return .failure(failure)
-        }
         bus.publish(launchRecord())
         await perform(machine.launchCompletionActions, group: &group)
         return .success(options)
-    }
-
-    /// Where the launch state's commit is.
-    enum LaunchCommit {
-        /// Not started: no launch state, or no launch yet.
-        case none
-        /// Running in its child task, beside the launch hooks.
-        case running
-        /// Returned, with its error.
-        case finished(failure: String?)
-
-        /// The launch is on disk: the clean exit may be recorded against it.
-        var isDurable: Bool {
-            if case .finished(failure: nil) = self { return true }
-            return false
-        }
-    }
-
-    /// Starts `commitLaunch` in a child task: the disk's sync runs while the services launch.
-    mutating func startLaunchCommit(_ options: LaunchOptions, group: inout DiscardingTaskGroup) {
-        guard let storage = configuration.launchState else { return }
-        launchCommit = .running
-        let answers = host.input
-        group.addTask {
-            var failure: String?
-            do { try storage.commitLaunch(options) } catch { failure = "\(error)" }
-            answers.yield(.launchStateCommitted(failure: failure))
-        }
-    }
-
-    /// Waits for the launch state's commit, taking other inputs meanwhile (a terminate waits
-    /// for it too); its error, or nil when it succeeded, was never started, or the host's task
-    /// was cancelled.
-    mutating func launchCommitFailure(group: inout DiscardingTaskGroup) async -> String? {
-        while case .running = launchCommit {
-            guard let input = await nextInput() else { return nil }
-            _ = take(input, group: &group)
-        }
-        if case .finished(let failure) = launchCommit { return failure }
-        return nil
     }
 
     /// Both launch steps of one service, then the start of its run loop; nil when it launched.

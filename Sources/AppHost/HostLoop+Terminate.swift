@@ -26,7 +26,7 @@ extension HostLoop {
             event: .willTerminate, from: .terminating, to: .notRunning, duration: ContinuousClock.now - start,
             overruns: overruns, failures: failures, serviceCount: targets.count
         ))
-        if let launchState = configuration.launchState, let launchOptions, launchCommit.isDurable, !isCancelled {
+        if let launchState = configuration.launchState, let launchOptions, !isCancelled {
             do {
                 if let remark = try launchState.markCleanExit(of: launchOptions) {
                     logger.error("launch state: \(remark)")

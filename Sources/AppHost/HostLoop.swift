@@ -31,7 +31,6 @@ struct HostLoop {
     var isCancelled = false
 
     var launchOptions: LaunchOptions?
-    var launchCommit = LaunchCommit.none
     var launchOutcome: Result<LaunchOptions, LaunchFailure>?
     var isProtectedDataAvailable = true
     var sessionLockReason: String?
@@ -415,8 +414,6 @@ struct HostLoop {
         case .deadline(let wake):
             timerWakes.removeAll { $0 == wake }
             return .deadlinePassed
-        case .launchStateCommitted(let failure):
-            launchCommit = .finished(failure: failure)
         }
         return .nothing
     }

@@ -61,6 +61,4 @@ enum HostInput: Sendable {
     case sessionLockChanged(SessionLockDidChange)
     /// A deadline timer armed for this instant fired.
     case deadline(ContinuousClock.Instant)
-    /// The launch state's commit (`LaunchStateStorage.commitLaunch`) returned; with its error.
-    case launchStateCommitted(failure: String?)
 }

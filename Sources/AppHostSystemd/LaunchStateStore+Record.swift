@@ -6,11 +6,6 @@ extension LaunchStateStore.Record {
         let description: String
     }
 
-    /// The record of the launch `options` describe.
-    init(_ options: LaunchOptions) {
-        self.init(installationID: options.installationID, launchCount: options.launchCount, lastLaunch: options.launchDate ?? .now)
-    }
-
     /// The record as `JSONEncoder` with `.prettyPrinted` and `.sortedKeys` writes it.
     var json: [UInt8] {
         Array("""

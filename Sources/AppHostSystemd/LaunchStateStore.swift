@@ -9,10 +9,6 @@ import Musl
 /// Keeps what launch options are made of in a state directory: `launch-state.json` (written
 /// atomically) and a `running` marker that exists from launch until a clean exit, so a marker
 /// found at launch means the previous run ended uncleanly.
-///
-/// `beginLaunch()` reads the record and sets the marker, so a directory it cannot use fails the
-/// launch before any hook; `commitLaunch(_:)` writes the record and syncs the directory (two
-/// fsyncs, 0.3–1 ms each on an idle disk, far more on a busy one) while the services launch.
 public struct LaunchStateStore: LaunchStateStorage {
     /// What `launch-state.json` holds, read and written by `LaunchStateStore+Record.swift`.
     struct Record: Equatable {
@@ -32,8 +28,7 @@ public struct LaunchStateStore: LaunchStateStorage {
     var recordPath: String { directory + "/launch-state.json" }
     var markerPath: String { directory + "/running" }
 
-    /// Counts this launch, sets the running marker and returns the options for it; the record is
-    /// written by `commitLaunch(_:)`.
+    /// Counts this launch, sets the running marker and returns the options for it.
     public func beginLaunch() throws -> LaunchOptions {
         try beginLaunch(now: .now)
     }
@@ -53,23 +48,23 @@ public struct LaunchStateStore: LaunchStateStorage {
             previous = nil
         }
         let markerFound = access(markerPath, F_OK) == 0
-        // The marker before the record: a run that dies before its record is committed is still
-        // found unclean by the next launch. Only its existence counts, so it needs no sync of its
-        // own: the commit's directory sync makes it durable with the record's rename.
+        let record = Record(
+            installationID: previous?.installationID ?? InstallationID(),
+            launchCount: (previous?.launchCount ?? 0) + 1,
+            lastLaunch: now
+        )
+        try AtomicFile.write(record.json, to: recordPath, syncingDirectory: false)
+        // Only the marker's existence counts, so it needs no sync of its own: one directory sync
+        // makes both the record's rename and the marker durable.
         try AtomicFile.writeMarker(Array("\(getpid())\n".utf8), to: markerPath)
+        AtomicFile.syncDirectory(of: markerPath)
         return LaunchOptions(
             kind: previous == nil ? .firstLaunch : .restore,
-            launchCount: (previous?.launchCount ?? 0) + 1,
-            installationID: previous?.installationID ?? InstallationID(),
+            launchCount: record.launchCount,
+            installationID: record.installationID,
             previousExit: previous == nil ? (markerFound ? .unclean : .none) : (markerFound ? .unclean : .clean),
             launchDate: now
         )
-    }
-
-    /// Writes `launch-state.json` for the launch `options` describe and syncs the directory,
-    /// which makes the running marker durable too.
-    public func commitLaunch(_ options: LaunchOptions) throws {
-        try AtomicFile.write(Record(options).json, to: recordPath)
     }
 
     /// Records that the run ended cleanly by removing the running marker. When the state
@@ -79,7 +74,8 @@ public struct LaunchStateStore: LaunchStateStorage {
         var remark: String?
         if access(recordPath, F_OK) != 0 {
             try AtomicFile.makeDirectory(directory)
-            try AtomicFile.write(Record(options).json, to: recordPath)
+            let record = Record(installationID: options.installationID, launchCount: options.launchCount, lastLaunch: options.launchDate ?? .now)
+            try AtomicFile.write(record.json, to: recordPath)
             remark = "\(recordPath) was deleted while the daemon ran (its state directory removed?); wrote it again from memory (launch \(options.launchCount))"
         }
         try AtomicFile.remove(markerPath)

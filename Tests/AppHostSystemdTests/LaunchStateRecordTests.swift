@@ -53,9 +53,7 @@ import AppHost
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let old = #"{"installationID":"D11BDF5B-852E-76B0-7177-4A8B318163E6","lastLaunch":"2026-11-22T08:00:00Z","launchCount":7}"#
         try old.write(toFile: directory + "/launch-state.json", atomically: true, encoding: .utf8)
-        let store = LaunchStateStore(directory: directory)
-        let options = try store.beginLaunch()
-        try store.commitLaunch(options)
+        let options = try LaunchStateStore(directory: directory).beginLaunch()
         #expect(options.launchCount == 8)
         #expect(options.installationID.description == "D11BDF5B-852E-76B0-7177-4A8B318163E6")
         let launchDate = try #require(options.launchDate)
