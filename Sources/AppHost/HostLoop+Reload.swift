@@ -16,11 +16,8 @@ extension HostLoop {
                 "updated": "\(report.updated)", "restarted": "\(report.restarted)",
             ])
         case .failure(let errors):
-            for error in errors.errors {
-                logger.error("reload refused, the running configuration stays: \(error)")
-            }
-            if errors.omitted > 0 {
-                logger.error("reload refused, the running configuration stays: \(errors.omitted) more problems not shown")
+            for line in errors.description.split(separator: "\n") {
+                logger.error("reload refused, the running configuration stays: \(line)")
             }
             note = "reload failed: \(errors.summary)"
             bus.publish(ConfigurationReloadDidFail(message: errors.summary))

@@ -17,14 +17,18 @@ struct Daemon: Sendable {
     /// Runs until terminated; returns the exit status.
     func run() async -> ExitStatus {
         let notifier = SystemdNotifier(environment: environment)
+        // A config the daemon cannot run: every problem on stderr, the first in `STATUS=`.
+        func refuse(_ errors: ConfigurationErrors) -> ExitStatus {
+            for line in errors.lines(commandName: identity.commandName) { StandardError.writeError(line) }
+            notifier.status("bad configuration: \(errors.summary)")
+            return .badConfiguration
+        }
         let loader = ConfigurationLoader(registry: registry, environment: environment, stateDirectoryName: identity.stateDirectoryName)
         let configuration: DaemonConfiguration
         do {
             configuration = try loader.load(path: configPath)
         } catch {
-            for line in error.lines(commandName: identity.commandName) { StandardError.writeError(line) }
-            notifier.status("bad configuration: \(error.summary)")
-            return .badConfiguration
+            return refuse(error)
         }
 
         JournalLogHandler.bootstrap(identifier: identity.commandName, level: configuration.logLevel)
@@ -56,9 +60,7 @@ struct Daemon: Sendable {
                 logger: logger
             )
         } catch {
-            for line in error.lines(commandName: identity.commandName) { StandardError.writeError(line) }
-            notifier.status("bad configuration: \(error.summary)")
-            return .badConfiguration
+            return refuse(error)
         }
 
         let reporter = SystemdNotifyService(host: host, notifier: notifier, reloadStatus: "reloading \(configPath)")

@@ -168,28 +168,13 @@ import Testing
 
 /// A source that is always readable is reported and dropped instead of spinning a core.
 @Suite struct MemoryPressureFloodTests {
-    /// Passes each log message to `messages`.
-    struct StreamingLogHandler: LogHandler {
-        let sink: AsyncStream<String>.Continuation
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) { sink.yield(event.message.description) }
-    }
-
     @Test("MEMORY_PRESSURE_WATCH=/dev/zero: reported as always readable and dropped, at most one warning", arguments: ["/dev/zero", "/dev/urandom"])
     func alwaysReadableDeviceIsDropped(path: String) async throws {
-        let (messages, sink) = AsyncStream<String>.makeStream()
-        let logger = Logger(label: "test") { _ in StreamingLogHandler(sink: sink) }
-        let source = MemoryPressureSource(environment: ["MEMORY_PRESSURE_WATCH": path], logger: logger)
+        let logs = CapturedLogs()
+        let source = MemoryPressureSource(environment: ["MEMORY_PRESSURE_WATCH": path], logger: logs.logger())
         defer { source.close() }
         #expect(source.isWatching)
-        let reported = await completes(within: .seconds(10)) {
-            for await message in messages where message.contains("\(path) is always readable") { return }
-        }
+        let reported = await logs.first(timeout: .seconds(10)) { $0.message.contains("\(path) is always readable") } != nil
         #expect(reported, "no report that \(path) is always readable")
     }
 }

@@ -164,11 +164,8 @@ struct YAMLDocument: Sendable {
 
         /// Core schema resolution of a plain scalar.
         static func coreValue(_ text: String) -> ConfigValue? {
-            // Only these can begin a null, a bool or a number; names, paths and durations stop here.
-            guard let first = text.utf8.first else { return .null }
-            guard isDigit(first) || "~nNtTfF.+-".utf8.contains(first) else { return nil }
             switch text {
-            case "~", "null", "Null", "NULL": return .null
+            case "", "~", "null", "Null", "NULL": return .null
             case "true", "True", "TRUE": return .bool(true)
             case "false", "False", "FALSE": return .bool(false)
             case ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF": return .double(.infinity)
