@@ -1,3 +1,4 @@
+import AppHost
 import AppHostSystemd
 
 /// The append-only event log's framing: each record is a 4-byte little-endian payload length,

@@ -1,21 +1,3 @@
-/// A lifecycle change the host is asked for.
-package enum LifecycleRequest: Sendable, Hashable {
-    /// `active → inactive → background`.
-    case enterBackground
-    /// `background → inactive → active`.
-    case enterForeground
-    /// Background when active, foreground when in the background (SIGUSR1).
-    case toggleBackground
-}
-
-/// One step of a lifecycle change, performed by the host in the order the machine gives.
-package enum LifecycleAction: Sendable, Hashable {
-    /// Move the machine (and what services see as the state) to this state.
-    case move(to: ApplicationState)
-    /// Fan this event out; its record reports the move from `from` to `to`.
-    case deliver(LifecycleEvent, from: ApplicationState, to: ApplicationState)
-}
-
 extension LifecycleStateMachine {
     /// The steps that carry out `request` from the current state, in order: "will" events are
     /// delivered before the move they announce, "did" events after it. Empty when the machine is

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import AppHostSystemd
+@testable import AppHost
 
 @Suite struct JSONValueTests {
     @Test("reads what JSONSerialization reads, and writes what it reads back equal")

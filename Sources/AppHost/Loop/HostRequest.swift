@@ -47,18 +47,3 @@ enum HostRequest: Sendable {
         }
     }
 }
-
-/// Everything the host's loop waits for arrives on one stream, as one of these.
-enum HostInput: Sendable {
-    /// A request from the API (signals, the embedding program, tests).
-    case request(HostRequest)
-    /// A run made all its calls.
-    case runFinished(token: Int)
-    /// A call the loop stopped waiting for returned after all.
-    case lateAnswer(serviceID: Int, hook: String, HookResult)
-    /// A service published a session lock change on the bus (synchronously, from its hook or
-    /// run loop): handled within the request in progress, or as a request of its own.
-    case sessionLockChanged(SessionLockDidChange)
-    /// A deadline timer armed for this instant fired.
-    case deadline(ContinuousClock.Instant)
-}

@@ -43,6 +43,3 @@ struct HostedService {
         }
     }
 }
-
-/// Stands in for a service whose factory threw, so the host can report why it is disabled.
-struct UnbuildableService: ApplicationService {}

@@ -1,15 +1,3 @@
-/// How hard the system asks for memory back.
-public enum MemoryWarningLevel: String, Sendable, Hashable, CaseIterable, Comparable, Codable {
-    /// Pressure is building: drop caches that are cheap to rebuild.
-    case warning
-    /// Pressure is severe or a trim was requested: release everything that can be released.
-    case critical
-
-    public static func < (lhs: Self, rhs: Self) -> Bool {
-        lhs == .warning && rhs == .critical
-    }
-}
-
 /// One hook call the host fans out to every service.
 public enum LifecycleEvent: Sendable, Hashable, CustomStringConvertible {
     /// First launch step.

@@ -1,11 +1,3 @@
-/// What a service tells the host after its configuration section changed on reload.
-public enum ConfigurationUpdate: Sendable, Hashable {
-    /// The service took the new settings live; it keeps running.
-    case applied
-    /// The host should terminate this instance and launch a new one built from the new settings.
-    case restartRequired
-}
-
 /// One pluggable concern of the application (logging, analytics, session lock, ...), told about
 /// the lifecycle the way `UIApplicationDelegate` is.
 ///
