@@ -95,18 +95,24 @@ let package = Package(
                 ),
             ]
         ),
-        // For services' own tests: hook handles, a recording host, captured logs, a fake
-        // notification server. Not linked into the daemon.
+        // For services' own tests: hook handles, a recording host, captured logs. AppHost and
+        // swift-log only, so a user's test target needs no libsystemd and no Foundation.
         .target(
             name: "AppHostTestKit",
             dependencies: [
                 "AppHost",
-                "CSystemd",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // What the test targets share: running a host beside a test.
         .target(name: "AppHostTestSupport", dependencies: ["AppHost"], path: "Tests/AppHostTestSupport"),
+        // A private dbus-daemon and a fake freedesktop notification server, for the notification
+        // service's tests and the integration tests.
+        .target(
+            name: "NotificationTestSupport",
+            dependencies: ["AppHostTestKit", "CSystemd"],
+            path: "Tests/NotificationTestSupport"
+        ),
         // Stand-ins for server frameworks' type names, for the name-clash test.
         .target(name: "ServerFrameworkNames", path: "Tests/ServerFrameworkNames"),
         .testTarget(
@@ -126,7 +132,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppHostServicesTests",
-            dependencies: ["AppHostServices", "AppHostTestKit", "AppHostTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["AppHostServices", "AppHostTestKit", "AppHostTestSupport", "NotificationTestSupport", "CSystemd", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "AppHostDaemonTests",
@@ -134,6 +140,6 @@ let package = Package(
             exclude: ["BadConfigs"]
         ),
         .testTarget(name: "AppHostTestKitTests", dependencies: ["AppHostTestKit", "AppHost"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["apphostd", "AppHostTestKit"], exclude: ["Support"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["apphostd", "AppHostTestKit", "NotificationTestSupport", "CSystemd"], exclude: ["Support"]),
     ]
 )

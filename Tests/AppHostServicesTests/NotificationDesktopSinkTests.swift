@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import Synchronization
 import AppHostTestKit
+import NotificationTestSupport
 import Testing
 
 @Suite struct NotificationDesktopSinkTests {

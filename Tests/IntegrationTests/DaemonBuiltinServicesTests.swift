@@ -2,6 +2,7 @@ import CSystemd
 import Foundation
 import Synchronization
 import AppHostTestKit
+import NotificationTestSupport
 import Testing
 
 extension IntegrationSuites {

@@ -97,6 +97,35 @@ extension IntegrationSuites {
             #expect(try Self.blocks("ini", in: article) == [Self.read(Self.fixture + "/heartbeatd.service")])
         }
 
+        /// A Swift Testing binary on Linux links Foundation by itself, so `ldd` cannot show
+        /// whether the kit brings it; the kit's modules' own imports and dependencies can.
+        @Test("the test kit depends on AppHost and swift-log only, and neither it nor AppHost imports Foundation")
+        func testKitImportsNoFoundation() async throws {
+            let swift = try #require(IntegrationEnvironment.swiftDriver)
+            let described = try await ProcessRunner.run([swift, "package", "--package-path", Self.repository, "--ignore-lock", "describe", "--type", "json"], timeout: .seconds(300))
+            try #require(described.succeeded, "\(described)")
+            let package = try #require(try JSONSerialization.jsonObject(with: Data(described.stdout.utf8)) as? [String: Any])
+            let targets = try #require(package["targets"] as? [[String: Any]])
+            let kit = try #require(targets.first { $0["name"] as? String == "AppHostTestKit" })
+            #expect(Set(kit["target_dependencies"] as? [String] ?? []) == ["AppHost"], "\(kit)")
+            #expect(Set(kit["product_dependencies"] as? [String] ?? []) == ["Logging"], "\(kit)")
+
+            let foundation = try Regex(#"^\s*(@\w+\s+)*import\s+(class\s+|struct\s+|enum\s+|func\s+)?Foundation\w*"#).anchorsMatchLineEndings()
+            var offenders: [String] = []
+            for module in ["AppHostTestKit", "AppHost"] {
+                let folder = Self.repository + "/Sources/" + module
+                let enumerator = FileManager.default.enumerator(atPath: folder)
+                var count = 0
+                while let path = enumerator?.nextObject() as? String {
+                    guard path.hasSuffix(".swift") else { continue }
+                    count += 1
+                    if try Self.read(folder + "/" + path).contains(foundation) { offenders.append(module + "/" + path) }
+                }
+                #expect(count > 5, "\(module): only \(count) sources found")
+            }
+            #expect(offenders.isEmpty, "import Foundation in \(offenders)")
+        }
+
         @Test("the package builds outside the repository, its test passes with the test kit, heartbeatd runs under its own name, and MyProgram follows the signal map")
         func fixtureBuildsTestsAndRuns() async throws {
             let swift = try #require(IntegrationEnvironment.swiftDriver)
@@ -121,6 +150,14 @@ extension IntegrationSuites {
             )
             #expect(test.succeeded, "\(test)")
             #expect(test.stdout.contains("Test run with 2 tests") && test.stdout.contains("passed"), "\(test)")
+
+            // The test kit links what it needs and no more: a user's test binary that tests a
+            // service with it does not link libsystemd (so its machine needs no libsystemd-dev).
+            let testBinary = Self.scratch + "/debug/HeartbeatPackageTests.xctest"
+            let linked = try await ProcessRunner.run(["ldd", testBinary])
+            try #require(linked.succeeded, "\(linked)")
+            #expect(linked.stdout.contains("libswift_Concurrency"), "\(linked)")
+            #expect(!linked.stdout.contains("libsystemd"), "the test kit's user links libsystemd:\n\(linked.stdout)")
 
             // heartbeatd: its own name, version and config check.
             let heartbeatd = Self.scratch + "/debug/heartbeatd"

@@ -1,3 +1,4 @@
+import AppHostTestKit
 import CSystemd
 import Foundation
 import Synchronization
