@@ -8,7 +8,24 @@ extension HostLoop {
     /// on. A terminate stops waiting for the hook in progress and rolls back the same way. Then
     /// `didBecomeActive` reaches every launched service.
     mutating func launch(group: inout DiscardingTaskGroup) async -> Result<LaunchOptions, LaunchFailure> {
-        move(to: .launching)
+        let actions: [LifecycleAction]
+        switch machine.decide(.launch) {
+        case .perform(let steps): actions = steps
+        case .refuse(let refusal): return .failure(LaunchFailure(service: "", hook: "", reason: .notLaunchable(refusal.state)))
+        }
+        var outcome: Result<LaunchOptions, LaunchFailure> = .failure(LaunchFailure(service: "", hook: "", reason: .notLaunchable(machine.state)))
+        for action in actions {
+            if case .launchServices = action {
+                outcome = await launchServices(group: &group)
+            } else {
+                await perform([action], group: &group)
+            }
+        }
+        return outcome
+    }
+
+    /// The `launchServices` step, then the machine's launch completion on success.
+    mutating func launchServices(group: inout DiscardingTaskGroup) async -> Result<LaunchOptions, LaunchFailure> {
         let start = ContinuousClock.now
         let options: LaunchOptions
         do {

@@ -2,11 +2,20 @@ extension HostLoop {
     /// A reload as one transaction (see `PluggableApplicationHost.reload(loading:)`): a failure
     /// keeps the running services, shows in the status and is published on the bus.
     mutating func reload(_ load: @Sendable () throws -> [ServiceDescriptor], group: inout DiscardingTaskGroup) async -> Result<ConfigurationDidReload, ConfigurationErrors> {
-        guard [.active, .background].contains(machine.state) else {
-            return .failure(ConfigurationErrors(ConfigurationError(keyPath: "", message: "cannot reload while \(machine.state)")))
+        let actions: [LifecycleAction]
+        switch machine.decide(.reload) {
+        case .perform(let steps): actions = steps
+        case .refuse(let refusal): return .failure(ConfigurationErrors(ConfigurationError(keyPath: "", message: refusal.reason)))
         }
         host.report(.reloading(status))
-        let result = await applyReload(load, group: &group)
+        var result: Result<ConfigurationDidReload, ConfigurationErrors> = .success(ConfigurationDidReload(added: [], removed: [], updated: [], restarted: []))
+        for action in actions {
+            if case .reloadConfiguration = action {
+                result = await applyReload(load, group: &group)
+            } else {
+                await perform([action], group: &group)
+            }
+        }
         switch result {
         case .success(let report):
             note = nil
@@ -127,14 +136,7 @@ extension HostLoop {
             services[index].disable(reason: failure.description)
             return added.id
         }
-        var catchUp: [LifecycleEvent] = []
-        switch machine.state {
-        case .active: catchUp = [.didBecomeActive]
-        case .background: catchUp = [.didEnterBackground]
-        default: break
-        }
-        if !isProtectedDataAvailable { catchUp.append(.protectedDataWillBecomeUnavailable) }
-        for event in catchUp {
+        for event in machine.eventsToCatchUp {
             await fanOut(event, from: machine.state, to: machine.state, only: [index], group: &group)
         }
         return added.id

@@ -4,9 +4,15 @@ extension HostLoop {
     /// gets its `willTerminate` queued behind it and is waited for within the same deadline, so
     /// nobody's last call comes out of reverse order.
     mutating func terminate(only indices: [Int]? = nil, group: inout DiscardingTaskGroup) async {
-        guard machine.state.isRunning else { return }
+        guard case .perform(let actions) = machine.decide(.terminate), !actions.isEmpty else { return }
         isTerminateRequested = true
-        move(to: .terminating)
+        await perform(actions, terminating: indices, group: &group)
+        host.report(.stopped(status))
+    }
+
+    /// The `terminateServices` step: `willTerminate` to `indices` (every service when nil) in
+    /// reverse order, then the clean exit recorded.
+    mutating func terminateServices(only indices: [Int]?, group: inout DiscardingTaskGroup) async {
         let start = ContinuousClock.now
         var overruns: [Overrun] = []
         var failures: [String: String] = [:]
@@ -35,7 +41,5 @@ extension HostLoop {
                 logger.error("could not record the clean exit", metadata: ["error": "\(error)"])
             }
         }
-        move(to: .notRunning)
-        host.report(.stopped(status))
     }
 }

@@ -32,7 +32,6 @@ struct HostLoop {
 
     var launchOptions: LaunchOptions?
     var launchOutcome: Result<LaunchOptions, LaunchFailure>?
-    var isProtectedDataAvailable = true
     var sessionLockReason: String?
     var lastOverrun: Overrun?
     var note: String?
@@ -107,32 +106,32 @@ struct HostLoop {
     mutating func handle(_ request: HostRequest, group: inout DiscardingTaskGroup) async {
         switch request {
         case .lifecycle(let lifecycleRequest, let reply):
-            do {
-                let actions = try machine.actions(for: lifecycleRequest)
+            switch machine.decide(lifecycleRequest) {
+            case .perform(let actions):
                 await perform(actions, group: &group)
                 await finishRequest(group: &group)
                 reply.resume(returning: .success(actions.isEmpty ? nil : machine.state))
-            } catch {
-                logger.notice("\(request.name) ignored: \(error)")
-                reply.resume(returning: .failure(error))
+            case .refuse(let refusal):
+                logger.notice("\(request.name) ignored: \(refusal.illegalTransition)", metadata: ["reason": "\(refusal.reason)"])
+                reply.resume(returning: .failure(refusal.illegalTransition))
             }
         case .memoryWarning(let level, let reply):
-            guard machine.state.isRunning, machine.state != .launching else {
-                reply.resume(returning: .failure(IllegalTransition(from: machine.state, to: machine.state)))
-                return
+            switch machine.decide(.memoryWarning(level)) {
+            case .perform(let actions):
+                await perform(actions, group: &group)
+                await finishRequest(group: &group)
+                reply.resume(returning: .success(()))
+            case .refuse(let refusal):
+                reply.resume(returning: .failure(refusal.illegalTransition))
             }
-            await fanOut(.didReceiveMemoryWarning(level), from: machine.state, to: machine.state, group: &group)
-            configuration.trimHeap?(level)
-            await finishRequest(group: &group)
-            reply.resume(returning: .success(()))
         case .sessionLock(let locked, let reason, let reply):
-            guard [.active, .inactive, .background].contains(machine.state) else {
-                reply.resume(returning: .failure(IllegalTransition(from: machine.state, to: machine.state)))
-                return
+            switch await applySessionLock(SessionLockDidChange(isLocked: locked, reason: reason ?? ""), group: &group) {
+            case .success(let changed):
+                await finishRequest(group: &group)
+                reply.resume(returning: .success(changed))
+            case .failure(let refusal):
+                reply.resume(returning: .failure(refusal.illegalTransition))
             }
-            let changed = await applySessionLock(SessionLockDidChange(isLocked: locked, reason: reason ?? ""), group: &group)
-            await finishRequest(group: &group)
-            reply.resume(returning: .success(changed))
         case .reload(let load, let reply):
             let result = await reload(load, group: &group)
             await finishRequest(ready: true, group: &group)
@@ -194,7 +193,7 @@ struct HostLoop {
                 : services.map(\.health),
             lastOverrun: lastOverrun,
             note: note,
-            sessionLockReason: isProtectedDataAvailable ? nil : (sessionLockReason ?? "")
+            sessionLockReason: machine.isProtectedDataAvailable ? nil : (sessionLockReason ?? "")
         )
     }
 
@@ -207,11 +206,19 @@ struct HostLoop {
         host.publish(status: status)
     }
 
-    mutating func perform(_ actions: [LifecycleAction], group: inout DiscardingTaskGroup) async {
+    /// Performs the machine's steps in order. The launch and the reload, which answer with a
+    /// result, perform their own step (`launchServices`, `reloadConfiguration`); `terminating`
+    /// limits `terminateServices` to those services (a rolled-back launch).
+    mutating func perform(_ actions: [LifecycleAction], terminating indices: [Int]? = nil, group: inout DiscardingTaskGroup) async {
         for action in actions {
             switch action {
             case .move(let target): move(to: target)
             case .deliver(let event, let from, let to): await fanOut(event, from: from, to: to, group: &group)
+            case .trimHeap(let level): configuration.trimHeap?(level)
+            case .setProtectedDataAvailable(let available): machine.setProtectedDataAvailable(available)
+            case .terminateServices: await terminateServices(only: indices, group: &group)
+            case .launchServices, .reloadConfiguration:
+                preconditionFailure("\(action) is performed by the request that answers with its result")
             }
         }
     }
@@ -219,26 +226,22 @@ struct HostLoop {
     /// Locks or unlocks the session and fans out the protected-data event; false when the
     /// session already was that way (a new reason for a lock is still taken).
     @discardableResult
-    mutating func applySessionLock(_ change: SessionLockDidChange, group: inout DiscardingTaskGroup) async -> Bool {
-        guard [.active, .inactive, .background].contains(machine.state) else { return false }
-        let available = !change.isLocked
-        guard isProtectedDataAvailable != available else {
+    mutating func applySessionLock(_ change: SessionLockDidChange, group: inout DiscardingTaskGroup) async -> Result<Bool, LifecycleRefusal> {
+        switch machine.decide(.sessionLock(change.isLocked)) {
+        case .refuse(let refusal):
+            return .failure(refusal)
+        case .perform(let actions) where actions.isEmpty:
             if change.isLocked, !change.reason.isEmpty, change.reason != sessionLockReason {
                 sessionLockReason = change.reason
                 host.publish(status: status)
             }
-            return false
+            return .success(false)
+        case .perform(let actions):
+            sessionLockReason = change.isLocked ? change.reason : nil
+            await perform(actions, group: &group)
+            host.publish(status: status)
+            return .success(true)
         }
-        sessionLockReason = change.isLocked ? change.reason : nil
-        if change.isLocked {
-            await fanOut(.protectedDataWillBecomeUnavailable, from: machine.state, to: machine.state, group: &group)
-            isProtectedDataAvailable = false
-        } else {
-            isProtectedDataAvailable = true
-            await fanOut(.protectedDataDidBecomeAvailable, from: machine.state, to: machine.state, group: &group)
-        }
-        host.publish(status: status)
-        return true
     }
 
     // MARK: Hooks
@@ -321,7 +324,7 @@ struct HostLoop {
             bus: bus,
             state: machine.state,
             launchOptions: launchOptions,
-            isSessionLocked: !isProtectedDataAvailable,
+            isSessionLocked: !machine.isProtectedDataAvailable,
             stateDirectory: configuration.stateDirectory,
             serviceCount: services.count
         )

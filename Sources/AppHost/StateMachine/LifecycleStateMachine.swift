@@ -1,20 +1,25 @@
 /// The lifecycle graph `notRunning → launching → active ⇄ inactive ⇄ background`, and from any
-/// running state `→ terminating → notRunning`.
+/// running state `→ terminating → notRunning`, with the rules of every request the host takes.
 ///
-/// It only answers whether a step is legal and records the current state; the host decides
-/// which events a step emits. Asking for the current state is a no-op, never a duplicate event.
-public struct LifecycleStateMachine: Sendable, Hashable {
+/// The host's loop asks the machine about each request (`decide(_:)`) and gets the steps that
+/// carry it out, or the refusal and its reason; the loop holds no rule of its own and only
+/// performs steps. Asking for where the machine already is yields no step: a no-op, never a
+/// duplicated event.
+package struct LifecycleStateMachine: Sendable, Hashable {
     /// The current state.
-    public private(set) var state: ApplicationState
+    package private(set) var state: ApplicationState
+    /// False while the session is locked: the protected-data events went out.
+    package private(set) var isProtectedDataAvailable: Bool
 
-    /// A machine that starts in `state` (normally `.notRunning`).
-    public init(state: ApplicationState = .notRunning) {
+    /// A machine that starts in `state` (normally `.notRunning`), the session unlocked unless said.
+    package init(state: ApplicationState = .notRunning, isProtectedDataAvailable: Bool = true) {
         self.state = state
+        self.isProtectedDataAvailable = isProtectedDataAvailable
     }
 
     /// Whether the lifecycle has an edge `from → to`. A state is never legal to itself: that
     /// request is a no-op, which `transition(to:)` reports separately.
-    public static func isLegal(from: ApplicationState, to: ApplicationState) -> Bool {
+    package static func isLegal(from: ApplicationState, to: ApplicationState) -> Bool {
         switch (from, to) {
         case (.notRunning, .launching),
             (.launching, .active),
@@ -36,12 +41,17 @@ public struct LifecycleStateMachine: Sendable, Hashable {
     /// Moves to `target`. Returns `false` (and changes nothing) when already there.
     /// - Throws: `IllegalTransition` when the lifecycle has no such edge.
     @discardableResult
-    public mutating func transition(to target: ApplicationState) throws(IllegalTransition) -> Bool {
+    package mutating func transition(to target: ApplicationState) throws(IllegalTransition) -> Bool {
         if target == state { return false }
         guard Self.isLegal(from: state, to: target) else {
             throw IllegalTransition(from: state, to: target)
         }
         state = target
         return true
+    }
+
+    /// Records that the protected-data events of a lock (`false`) or an unlock went out.
+    package mutating func setProtectedDataAvailable(_ available: Bool) {
+        isProtectedDataAvailable = available
     }
 }
