@@ -115,6 +115,8 @@ let package = Package(
         ),
         // Stand-ins for server frameworks' type names, for the name-clash test.
         .target(name: "ServerFrameworkNames", path: "Tests/ServerFrameworkNames"),
+        // Stand-ins for swift-configuration's type names, for the same test.
+        .target(name: "ConfigurationLibraryNames", path: "Tests/ConfigurationLibraryNames"),
         .testTarget(
             name: "AppHostTests",
             dependencies: [
@@ -122,6 +124,7 @@ let package = Package(
                 "AppHostTestKit",
                 "AppHostTestSupport",
                 "ServerFrameworkNames",
+                "ConfigurationLibraryNames",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]
@@ -136,7 +139,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppHostDaemonTests",
-            dependencies: ["AppHostDaemon", "AppHostServices", "AppHostTestSupport"],
+            dependencies: ["AppHostDaemon", "AppHostServices", "AppHostSystemd", "AppHostTestSupport", "ConfigurationLibraryNames", "ServerFrameworkNames"],
             exclude: ["BadConfigs"]
         ),
         .testTarget(name: "AppHostTestKitTests", dependencies: ["AppHostTestKit", "AppHost"]),

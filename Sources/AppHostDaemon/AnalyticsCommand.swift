@@ -43,7 +43,7 @@ struct AnalyticsCommand {
     static func stateDirectory(
         stateDirectory: String?, config: String?, environment: [String: String], registry: ServiceRegistry,
         identity: DaemonIdentity = .apphostd
-    ) throws(ConfigurationErrors) -> (directory: String, note: String?) {
+    ) throws(InvalidConfiguration) -> (directory: String, note: String?) {
         if let stateDirectory { return (stateDirectory, nil) }
         let path = config ?? environment[identity.configVariable] ?? identity.defaultConfigPath
         var status = stat()

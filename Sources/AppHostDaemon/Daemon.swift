@@ -18,7 +18,7 @@ struct Daemon: Sendable {
     func run() async -> ExitStatus {
         let notifier = SystemdNotifier(environment: environment)
         // A config the daemon cannot run: every problem on stderr, the first in `STATUS=`.
-        func refuse(_ errors: ConfigurationErrors) -> ExitStatus {
+        func refuse(_ errors: InvalidConfiguration) -> ExitStatus {
             for line in errors.lines(commandName: identity.commandName) { StandardError.writeError(line) }
             notifier.status("bad configuration: \(errors.summary)")
             return .badConfiguration

@@ -5,66 +5,66 @@ struct RecordingService: ApplicationService {
     let wrapped: any ApplicationService
     let calls: TestLog<RecordedHookCall>
 
-    private func record(_ application: HostedApplication, _ event: LifecycleEvent) {
+    private func record(_ application: ApplicationHandle, _ event: LifecycleEvent) {
         calls.append(RecordedHookCall(application.serviceName, event))
     }
 
-    func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    func application(_ application: ApplicationHandle, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         record(application, .willFinishLaunching)
         return try await wrapped.application(application, willFinishLaunchingWithOptions: options)
     }
 
-    func application(_ application: HostedApplication, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    func application(_ application: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         record(application, .didFinishLaunching)
         return try await wrapped.application(application, didFinishLaunchingWithOptions: options)
     }
 
-    func applicationDidBecomeActive(_ application: HostedApplication) async throws {
+    func applicationDidBecomeActive(_ application: ApplicationHandle) async throws {
         record(application, .didBecomeActive)
         try await wrapped.applicationDidBecomeActive(application)
     }
 
-    func applicationWillResignActive(_ application: HostedApplication) async throws {
+    func applicationWillResignActive(_ application: ApplicationHandle) async throws {
         record(application, .willResignActive)
         try await wrapped.applicationWillResignActive(application)
     }
 
-    func applicationDidEnterBackground(_ application: HostedApplication) async throws {
+    func applicationDidEnterBackground(_ application: ApplicationHandle) async throws {
         record(application, .didEnterBackground)
         try await wrapped.applicationDidEnterBackground(application)
     }
 
-    func applicationWillEnterForeground(_ application: HostedApplication) async throws {
+    func applicationWillEnterForeground(_ application: ApplicationHandle) async throws {
         record(application, .willEnterForeground)
         try await wrapped.applicationWillEnterForeground(application)
     }
 
-    func applicationDidReceiveMemoryWarning(_ application: HostedApplication, level: MemoryWarningLevel) async throws {
+    func applicationDidReceiveMemoryWarning(_ application: ApplicationHandle, level: MemoryWarningLevel) async throws {
         record(application, .didReceiveMemoryWarning(level))
         try await wrapped.applicationDidReceiveMemoryWarning(application, level: level)
     }
 
-    func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws {
+    func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
         record(application, .protectedDataWillBecomeUnavailable)
         try await wrapped.applicationProtectedDataWillBecomeUnavailable(application)
     }
 
-    func applicationProtectedDataDidBecomeAvailable(_ application: HostedApplication) async throws {
+    func applicationProtectedDataDidBecomeAvailable(_ application: ApplicationHandle) async throws {
         record(application, .protectedDataDidBecomeAvailable)
         try await wrapped.applicationProtectedDataDidBecomeAvailable(application)
     }
 
-    func applicationWillTerminate(_ application: HostedApplication) async throws {
+    func applicationWillTerminate(_ application: ApplicationHandle) async throws {
         record(application, .willTerminate)
         try await wrapped.applicationWillTerminate(application)
     }
 
-    func application(_ application: HostedApplication, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+    func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
         record(application, .didUpdateConfiguration)
         return try await wrapped.application(application, didUpdateConfiguration: configuration)
     }
 
-    func run(_ application: HostedApplication) async throws {
+    func run(_ application: ApplicationHandle) async throws {
         try await wrapped.run(application)
     }
 }

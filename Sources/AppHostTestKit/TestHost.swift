@@ -109,7 +109,7 @@ public final class TestHost: Sendable {
 
     /// Applies a new service list as the daemon does on SIGHUP; the new services are recorded too.
     @discardableResult
-    public func reload(_ services: [ServiceDescriptor]) async throws(ConfigurationErrors) -> ConfigurationDidReload {
+    public func reload(_ services: [ServiceDescriptor]) async throws(InvalidConfiguration) -> ConfigurationDidReload {
         let calls = calls
         return try await host.reload(services.map { $0.recording(into: calls) })
     }

@@ -107,7 +107,7 @@ struct ApphostdCommandTests {
         #expect(report.hasPrefix("kiosk-agent: error: x\n"))
         #expect(ConfigurationLoader.defaultStateDirectory(environment: ["HOME": "/home/k"], name: identity.stateDirectoryName) == "/home/k/.local/state/kiosk-agent")
         // Its own variable names its config; without one, its own default state directory.
-        #expect(throws: ConfigurationErrors.self) {
+        #expect(throws: InvalidConfiguration.self) {
             try AnalyticsCommand.stateDirectory(
                 stateDirectory: nil, config: nil, environment: ["KIOSK_AGENT_CONFIG": "/nonexistent/k.yaml"],
                 registry: makeTestRegistry(), identity: identity

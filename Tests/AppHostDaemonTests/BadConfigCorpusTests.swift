@@ -42,7 +42,7 @@ struct BadConfigCorpusTests {
     @Test(arguments: manifest)
     func corpusFileIsRefused(_ entry: Case) {
         let path = PackagePaths.badConfigs + "/" + entry.file
-        let errors = configurationErrors { () throws(ConfigurationErrors) in try loader.load(path: path) }
+        let errors = configurationErrors { () throws(InvalidConfiguration) in try loader.load(path: path) }
         guard let errors else {
             Issue.record("\(entry.file) loaded without an error")
             return
@@ -69,7 +69,7 @@ struct BadConfigCorpusTests {
         let path = directory + "/huge.yaml"
         let text = "services:\n  - logger\n" + String(repeating: "# " + String(repeating: "x", count: 97) + "\n", count: 11_000)
         try text.write(toFile: path, atomically: false, encoding: .utf8)
-        let error = configurationError { () throws(ConfigurationErrors) in try loader.load(path: path) }
+        let error = configurationError { () throws(InvalidConfiguration) in try loader.load(path: path) }
         #expect(error?.description == "\(path): the file is too large (\(text.utf8.count) bytes; the limit is 1 MiB) (a config file is a few kilobytes; is this the right file?)")
     }
 
@@ -80,7 +80,7 @@ struct BadConfigCorpusTests {
         let second = directory + "/b.yaml"
         try FileManager.default.createSymbolicLink(atPath: first, withDestinationPath: second)
         try FileManager.default.createSymbolicLink(atPath: second, withDestinationPath: first)
-        let error = configurationError { () throws(ConfigurationErrors) in try loader.load(path: first) }
+        let error = configurationError { () throws(InvalidConfiguration) in try loader.load(path: first) }
         #expect(error?.file == first)
         #expect(error?.message.contains("symbolic link loop (ELOOP") == true, "\(String(describing: error))")
     }
@@ -98,14 +98,14 @@ struct BadConfigCorpusTests {
 
     @Test func missingFileSaysENOENT() throws {
         let path = "/nonexistent-apphostd-\(getpid())/apphostd.yaml"
-        let error = configurationError { () throws(ConfigurationErrors) in try loader.load(path: path) }
+        let error = configurationError { () throws(InvalidConfiguration) in try loader.load(path: path) }
         #expect(error?.description == "\(path): cannot open the config file: no such file (ENOENT) (check the path, or pass --config FILE)")
     }
 
     @Test func directoryIsNotAConfigFile() throws {
         let directory = try scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let error = configurationError { () throws(ConfigurationErrors) in try loader.load(path: directory) }
+        let error = configurationError { () throws(InvalidConfiguration) in try loader.load(path: directory) }
         #expect(error?.description.hasPrefix("\(directory): is a directory") == true, "\(String(describing: error))")
     }
 
@@ -114,7 +114,7 @@ struct BadConfigCorpusTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/fifo.yaml"
         #expect(mkfifo(path, 0o600) == 0)
-        let error = configurationError { () throws(ConfigurationErrors) in try loader.load(path: path) }
+        let error = configurationError { () throws(InvalidConfiguration) in try loader.load(path: path) }
         #expect(error?.message.contains("not a regular file") == true, "\(String(describing: error))")
     }
 
@@ -133,7 +133,7 @@ struct BadConfigCorpusTests {
         let path = directory + "/unreadable.yaml"
         try "services:\n  - logger\n".write(toFile: path, atomically: false, encoding: .utf8)
         #expect(chmod(path, 0o000) == 0)
-        let error = configurationError { () throws(ConfigurationErrors) in try loader.load(path: path) }
+        let error = configurationError { () throws(InvalidConfiguration) in try loader.load(path: path) }
         #expect(error?.description == "\(path): cannot open the config file: permission denied (EACCES) (make it readable by the daemon's user)")
     }
 }

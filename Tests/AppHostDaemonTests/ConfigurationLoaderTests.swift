@@ -86,7 +86,7 @@ struct ConfigurationLoaderTests {
         let configuration = try loader.load(text: text, file: "f")
         #expect(configuration.services[0].settings.values["count"] == .int(10))
         // "yes" is YAML 1.1's true; under the core schema it is a string, so a bool key refuses it.
-        let error = configurationError { () throws(ConfigurationErrors) in
+        let error = configurationError { () throws(InvalidConfiguration) in
             try loader.load(text: "services:\n  - name: logger\n    required: on\n", file: "f")
         }
         #expect(error?.keyPath == "services[0].required")
@@ -94,21 +94,21 @@ struct ConfigurationLoaderTests {
     }
 
     @Test func quotedNumbersStayStrings() throws {
-        let error = configurationError { () throws(ConfigurationErrors) in
+        let error = configurationError { () throws(InvalidConfiguration) in
             try loader.load(text: "services:\n  - name: c\n    type: checked\n    settings:\n      count: \"3\"\n", file: "q.yaml")
         }
         #expect(error?.description == "q.yaml:5: services[0].settings.count: expected an integer, found a string")
     }
 
     @Test func errorsCarryFileLineKeyAndHint() throws {
-        let error = configurationError { () throws(ConfigurationErrors) in
+        let error = configurationError { () throws(InvalidConfiguration) in
             try loader.load(text: "host:\n  log-level: loud\nservices:\n  - logger\n", file: "/etc/apphostd/apphostd.yaml")
         }
         #expect(error?.description == "/etc/apphostd/apphostd.yaml:2: host.log-level: \"loud\" is not valid (expected one of trace, debug, info, notice, warning, error, critical)")
     }
 
     @Test func unknownServiceNamesTheRegistry() throws {
-        let error = configurationError { () throws(ConfigurationErrors) in
+        let error = configurationError { () throws(InvalidConfiguration) in
             try loader.load(text: "services:\n  - logger\n  - name: x\n    type: nope\n", file: "f")
         }
         #expect(error?.keyPath == "services[1].type")
@@ -158,7 +158,7 @@ struct ConfigurationLoaderTests {
 
     @Test func hugeTextIsRefusedBeforeParsing() {
         let text = "services:\n  - logger\n" + String(repeating: "# padding\n", count: 110_000)
-        let error = configurationError { () throws(ConfigurationErrors) in try loader.load(text: text, file: "big.yaml") }
+        let error = configurationError { () throws(InvalidConfiguration) in try loader.load(text: text, file: "big.yaml") }
         #expect(error?.message.contains("too large") == true)
     }
 
@@ -179,7 +179,7 @@ struct ConfigurationLoaderTests {
     @Test("a name without type: that is no service type is reported at the name the user wrote")
     func nameStandingInForTypeIsBlamedAtName() {
         let text = "services:\n  - logger\n  - name: hb\n    settings:\n      interval: 1s\n"
-        let error = configurationError { () throws(ConfigurationErrors) in try loader.load(text: text, file: "hb.yaml") }
+        let error = configurationError { () throws(InvalidConfiguration) in try loader.load(text: text, file: "hb.yaml") }
         #expect(error?.keyPath == "services[1].name")
         #expect(error?.line == 3)
         #expect(error?.message == "unknown service \"hb\"")
@@ -197,10 +197,10 @@ struct ConfigurationLoaderTests {
         #expect(directory == "/home/u/.state/apphostd")
         #expect(note == "no config at \(missing); reading the default state directory /home/u/.state/apphostd")
         // A config asked for by name must exist: no silent fallback.
-        #expect(throws: ConfigurationErrors.self) {
+        #expect(throws: InvalidConfiguration.self) {
             try AnalyticsCommand.stateDirectory(stateDirectory: nil, config: missing, environment: environment, registry: makeTestRegistry())
         }
-        #expect(throws: ConfigurationErrors.self) {
+        #expect(throws: InvalidConfiguration.self) {
             try AnalyticsCommand.stateDirectory(stateDirectory: nil, config: nil, environment: ["APPHOSTD_CONFIG": missing], registry: makeTestRegistry())
         }
         #expect(try AnalyticsCommand.stateDirectory(stateDirectory: "/s", config: missing, environment: [:], registry: makeTestRegistry()).directory == "/s")
@@ -208,7 +208,7 @@ struct ConfigurationLoaderTests {
 }
 
 @Suite("Every problem of a file at once")
-struct ConfigurationErrorsTests {
+struct InvalidConfigurationTests {
     static let manyProblems = """
         host:
           hook-deadlin: 5s
@@ -223,7 +223,7 @@ struct ConfigurationErrorsTests {
         """
 
     @Test func everyProblemComesOutInFileOrderWithItsLineAndKey() {
-        let errors = configurationErrors { () throws(ConfigurationErrors) in
+        let errors = configurationErrors { () throws(InvalidConfiguration) in
             try DaemonConfiguration(text: Self.manyProblems, file: "many.yaml", registry: makeTestRegistry(), environment: [:])
         }
         #expect(errors?.errors.map { "\($0.line.map(String.init) ?? "-") \($0.keyPath)" } == [
@@ -237,7 +237,7 @@ struct ConfigurationErrorsTests {
     }
 
     @Test func aMisspeltServicesKeyIsOneProblemNotTwo() {
-        let errors = configurationErrors { () throws(ConfigurationErrors) in
+        let errors = configurationErrors { () throws(InvalidConfiguration) in
             try DaemonConfiguration(text: "servics:\n  - logger\n", file: "typo.yaml", registry: makeTestRegistry(), environment: [:])
         }
         #expect(errors?.errors.map(\.keyPath) == ["servics"])
@@ -245,7 +245,7 @@ struct ConfigurationErrorsTests {
 
     /// Every problem of `text`, as `line keyPath`.
     static func problems(_ text: String) -> [String] {
-        let errors = configurationErrors { () throws(ConfigurationErrors) in
+        let errors = configurationErrors { () throws(InvalidConfiguration) in
             try DaemonConfiguration(text: text, file: "f.yaml", registry: makeTestRegistry(), environment: [:])
         }
         return errors?.errors.map { "\($0.line.map(String.init) ?? "-") \($0.keyPath)" } ?? []
@@ -273,7 +273,7 @@ struct ConfigurationErrorsTests {
 
     @Test func aFileWithThousandsOfProblemsKeepsTheFirstHundredAndCountsTheRest() {
         let text = "services:\n" + (0..<3_000).map { "  - nosuch\($0)\n" }.joined()
-        let errors = configurationErrors { () throws(ConfigurationErrors) in
+        let errors = configurationErrors { () throws(InvalidConfiguration) in
             try DaemonConfiguration(text: text, file: "big.yaml", registry: makeTestRegistry(), environment: [:])
         }
         #expect(errors?.errors.count == 100)
@@ -284,7 +284,7 @@ struct ConfigurationErrorsTests {
     }
 
     @Test func aFileThatIsNotYAMLStopsAtItsFirstProblem() {
-        let errors = configurationErrors { () throws(ConfigurationErrors) in
+        let errors = configurationErrors { () throws(InvalidConfiguration) in
             try DaemonConfiguration(text: "services: [logger\nhost: {\n", file: "broken.yaml", registry: makeTestRegistry(), environment: [:])
         }
         #expect(errors?.errors.count == 1)
@@ -296,7 +296,7 @@ struct ConfigurationErrorsTests {
         let host = configuration.hostConfiguration
         #expect(host.hookDeadline == .milliseconds(250))
         #expect(host.stateDirectory == "/srv/x")
-        #expect((host.launchState as? LaunchStateStore)?.directory == "/srv/x")
+        #expect((host.launchState as? LaunchStateFiles)?.directory == "/srv/x")
         #expect(configuration.serviceDescriptors(registry: makeTestRegistry()).map(\.name) == ["logger", "c"])
     }
 }

@@ -15,7 +15,7 @@ struct CustomServiceTests {
             interval = try configuration.duration("interval") ?? .seconds(30)
         }
 
-        func application(_ app: HostedApplication, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+        func application(_ app: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
             app.logger.info("launch #\(options.launchCount), previous exit: \(options.previousExit)")
             return true
         }
@@ -45,7 +45,7 @@ struct CustomServiceTests {
 
     @Test func registeredTypeRefusesUnknownSettingsWithTheValidKeys() {
         let loader = ConfigurationLoader(registry: Self.registry(), environment: [:])
-        let error = configurationError { () throws(ConfigurationErrors) in
+        let error = configurationError { () throws(InvalidConfiguration) in
             try loader.load(text: "services:\n  - name: heartbeat\n    settings: {intervall: 10s}\n", file: "custom.yaml")
         }
         #expect(error?.description.contains("services[0].settings.intervall: unknown key") == true, "\(String(describing: error))")

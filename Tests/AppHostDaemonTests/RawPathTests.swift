@@ -36,7 +36,7 @@ import Testing
         #expect(loaded.services.map(\.name) == ["logger"])
 
         let missing = RawPath.decode(Array("\(directory)/na".utf8) + [0xEF] + Array("ve.yaml".utf8))
-        let error = #expect(throws: ConfigurationErrors.self) { try loader.load(path: missing) }?.first
+        let error = #expect(throws: InvalidConfiguration.self) { try loader.load(path: missing) }?.first
         #expect(error?.file == "\(directory)/na\\xefve.yaml")
         #expect(error?.message.contains("ENOENT") == true)
     }

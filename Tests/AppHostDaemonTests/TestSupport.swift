@@ -57,12 +57,12 @@ func makeTestRegistry(counter: FactoryCounter? = nil) -> ServiceRegistry {
 }
 
 /// The first problem `body` reports, or nil when it succeeds.
-func configurationError(_ body: () throws(ConfigurationErrors) -> DaemonConfiguration) -> ConfigurationError? {
+func configurationError(_ body: () throws(InvalidConfiguration) -> DaemonConfiguration) -> ConfigurationError? {
     configurationErrors(body)?.first
 }
 
 /// Every problem `body` reports, or nil when it succeeds.
-func configurationErrors(_ body: () throws(ConfigurationErrors) -> DaemonConfiguration) -> ConfigurationErrors? {
+func configurationErrors(_ body: () throws(InvalidConfiguration) -> DaemonConfiguration) -> InvalidConfiguration? {
     do {
         _ = try body()
         return nil

@@ -18,7 +18,7 @@ func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async 
 
 @Suite("analytics")
 struct AnalyticsServiceTests {
-    static func service(_ settings: [String: ConfigValue] = [:]) throws -> AnalyticsService {
+    static func service(_ settings: [String: SettingValue] = [:]) throws -> AnalyticsService {
         try AnalyticsService(configuration: ServiceConfiguration(settings))
     }
 
@@ -52,7 +52,7 @@ struct AnalyticsServiceTests {
         // A clean second run, then one that ends without terminate (the running marker stays).
         let second = try await RunningTestHost.start([ServiceDescriptor(name: "analytics", service: try Self.service())], directory: directory)
         try await second.stop()
-        let crashed = try PluggableApplicationHost(services: [ServiceDescriptor(name: "analytics", service: try Self.service())], configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"))
+        let crashed = try PluggableApplicationHost(services: [ServiceDescriptor(name: "analytics", service: try Self.service())], configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"))
         try await crashed.launch()
         try await crashed.enterBackground()  // flushes the launch record
         let third = try await RunningTestHost.start([ServiceDescriptor(name: "analytics", service: try Self.service())], directory: directory)
@@ -256,13 +256,13 @@ struct AnalyticsServiceTests {
     }
 
     @Test(arguments: [
-        (["flush-interval": ConfigValue.string("often")], "flush-interval"),
+        (["flush-interval": SettingValue.string("often")], "flush-interval"),
         (["flush-interval": .string("1ms")], "flush-interval"),
         (["compact-after": .string("lots")], "compact-after"),
         (["compact-after": .int(0)], "compact-after"),
         (["compactAfter": .int(10)], "compactAfter"),
     ])
-    func rejectsBadSettings(settings: [String: ConfigValue], key: String) {
+    func rejectsBadSettings(settings: [String: SettingValue], key: String) {
         let error = #expect(throws: ConfigurationError.self) {
             try AnalyticsService(configuration: ServiceConfiguration(settings, keyPath: "services[0].settings"))
         }

@@ -33,12 +33,12 @@ final class SignalsBlockedExecutor: TaskExecutor {
 
 @Suite("exec")
 struct ExecServiceTests {
-    static func descriptor(_ name: String, _ settings: [String: ConfigValue], isRequired: Bool = true) -> ServiceDescriptor {
+    static func descriptor(_ name: String, _ settings: [String: SettingValue], isRequired: Bool = true) -> ServiceDescriptor {
         ServiceDescriptor(name: name, type: ExecService.typeName, isRequired: isRequired, configuration: ServiceConfiguration(settings), registry: BuiltinServices.registry())
     }
 
     static func settings(_ arguments: [String], timeout: Duration = .seconds(5)) throws -> ExecService.Settings {
-        var settings = try ExecService.parse(ServiceConfiguration(["on": .array([.string("willTerminate")]), "run": .array(arguments.map(ConfigValue.string))]))
+        var settings = try ExecService.parse(ServiceConfiguration(["on": .array([.string("willTerminate")]), "run": .array(arguments.map(SettingValue.string))]))
         settings.timeout = timeout
         return settings
     }
@@ -56,7 +56,7 @@ struct ExecServiceTests {
                 "environment": .table(["EXTRA": .string("extra value")]),
                 "working-directory": .string(directory),
             ])],
-            configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"),
+            configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"),
             logger: capture.logger()
         )
         try await host.launch()
@@ -81,7 +81,7 @@ struct ExecServiceTests {
         let capture = CapturedLogs()
         let host = try PluggableApplicationHost(
             services: [Self.descriptor("failing", ["on": .array([.string("didEnterBackground")]), "run": .array([.string("/bin/sh"), .string("-c"), .string("exit 3")])])],
-            configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"),
+            configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"),
             logger: capture.logger()
         )
         try await host.launch()
@@ -98,7 +98,7 @@ struct ExecServiceTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let host = try PluggableApplicationHost(
             services: [Self.descriptor("missing", ["on": .array([.string("willTerminate")]), "run": .array([.string("apphost-no-such-program")])])],
-            configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state")
+            configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state")
         )
         let failure = await #expect(throws: LaunchFailure.self) { try await host.launch() }
         #expect("\(failure.map { "\($0)" } ?? "")".contains("\"apphost-no-such-program\" was not found on PATH"))
@@ -110,10 +110,10 @@ struct ExecServiceTests {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let output = directory + "/events.txt"
-        func settings(_ events: [String], _ word: String) -> [String: ConfigValue] {
-            ["on": .array(events.map(ConfigValue.string)), "run": .array([.string("/bin/sh"), .string("-c"), .string("echo \(word) $APPHOST_EVENT >> \(output)")])]
+        func settings(_ events: [String], _ word: String) -> [String: SettingValue] {
+            ["on": .array(events.map(SettingValue.string)), "run": .array([.string("/bin/sh"), .string("-c"), .string("echo \(word) $APPHOST_EVENT >> \(output)")])]
         }
-        let host = try PluggableApplicationHost(services: [Self.descriptor("hook", settings(["didEnterBackground"], "old"))], configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"))
+        let host = try PluggableApplicationHost(services: [Self.descriptor("hook", settings(["didEnterBackground"], "old"))], configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"))
         try await host.launch()
         try await host.enterBackground()
         let report = try await host.reload([Self.descriptor("hook", settings(["didUpdateConfiguration", "willEnterForeground"], "new"))])
@@ -241,7 +241,7 @@ struct ExecServiceTests {
     }
 
     @Test(arguments: [
-        (["run": ConfigValue.array([.string("true")])], "on"),
+        (["run": SettingValue.array([.string("true")])], "on"),
         (["on": .array([.string("didExplode")]), "run": .array([.string("true")])], "on[0]"),
         (["on": .array([.string("willTerminate")])], "run"),
         (["on": .array([.string("willTerminate")]), "run": .array([])], "run"),
@@ -253,7 +253,7 @@ struct ExecServiceTests {
         (["on": .array([.string("willTerminate")]), "run": .array([.string("true")]), "working-directory": .string("tmp")], "working-directory"),
         (["on": .array([.string("willTerminate")]), "run": .array([.string("true")]), "shell": .bool(true)], "shell"),
     ])
-    func rejectsBadSettings(settings: [String: ConfigValue], key: String) {
+    func rejectsBadSettings(settings: [String: SettingValue], key: String) {
         let error = #expect(throws: ConfigurationError.self) {
             try ExecService(configuration: ServiceConfiguration(settings, keyPath: "services[0].settings"))
         }

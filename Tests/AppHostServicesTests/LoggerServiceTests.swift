@@ -10,19 +10,19 @@ import Testing
 
 @Suite("logger")
 struct LoggerServiceTests {
-    static func descriptor(_ settings: [String: ConfigValue] = [:]) -> ServiceDescriptor {
+    static func descriptor(_ settings: [String: SettingValue] = [:]) -> ServiceDescriptor {
         ServiceDescriptor(name: "logger", type: LoggerService.typeName, isRequired: true, configuration: ServiceConfiguration(settings), registry: BuiltinServices.registry())
     }
 
     /// Runs a host with a logger and a slow probe through a full cycle and returns the audit records.
-    static func audit(_ settings: [String: ConfigValue] = [:], reloadTo newSettings: [String: ConfigValue]? = nil) async throws -> [CapturedLogRecord] {
+    static func audit(_ settings: [String: SettingValue] = [:], reloadTo newSettings: [String: SettingValue]? = nil) async throws -> [CapturedLogRecord] {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let capture = CapturedLogs()
-        let hang: ConfigValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("hang"), "duration": .string("400ms")])])
+        let hang: SettingValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("hang"), "duration": .string("400ms")])])
         try await withTestHost(
             [descriptor(settings), probeDescriptor("probe", ["faults": hang])],
-            configuration: .init(hookDeadline: .milliseconds(100), launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"),
+            configuration: .init(hookDeadline: .milliseconds(100), launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"),
             logs: capture
         ) { host in
             try await host.launched()
@@ -74,10 +74,10 @@ struct LoggerServiceTests {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let capture = CapturedLogs()
-        let refuse: ConfigValue = .array([.table(["hook": .string("willFinishLaunching"), "action": .string("refuse")])])
+        let refuse: SettingValue = .array([.table(["hook": .string("willFinishLaunching"), "action": .string("refuse")])])
         let host = try PluggableApplicationHost(
             services: [Self.descriptor(), probeDescriptor("probe", ["faults": refuse], isRequired: true)],
-            configuration: .init(terminateDeadline: .seconds(2), launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"),
+            configuration: .init(terminateDeadline: .seconds(2), launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"),
             logger: capture.logger()
         )
         await #expect(throws: LaunchFailure.self) { try await host.launch() }
@@ -92,7 +92,7 @@ struct LoggerServiceTests {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let capture = CapturedLogs()
-        let host = try PluggableApplicationHost(services: [Self.descriptor()], configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"), logger: capture.logger())
+        let host = try PluggableApplicationHost(services: [Self.descriptor()], configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"), logger: capture.logger())
         try await host.launch()  // launch() alone starts no run loops
         try await host.enterBackground()
         await host.terminate()
@@ -101,12 +101,12 @@ struct LoggerServiceTests {
     }
 
     @Test(arguments: [
-        (["level": ConfigValue.string("loud")], "level"),
+        (["level": SettingValue.string("loud")], "level"),
         (["events": .array([.string("didExplode")])], "events[0]"),
         (["events": .string("didEnterBackground")], "events"),
         (["colour": .bool(true)], "colour"),
     ])
-    func rejectsBadSettings(settings: [String: ConfigValue], key: String) {
+    func rejectsBadSettings(settings: [String: SettingValue], key: String) {
         let error = #expect(throws: ConfigurationError.self) {
             try LoggerService(configuration: ServiceConfiguration(settings, keyPath: "services[0].settings"))
         }

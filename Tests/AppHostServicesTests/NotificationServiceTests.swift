@@ -128,7 +128,7 @@ import Testing
 
 /// Overruns its deadline in `didEnterBackground`, so the host reports an overrun.
 struct SlowBackgroundService: ApplicationService {
-    func applicationDidEnterBackground(_ application: HostedApplication) async throws {
+    func applicationDidEnterBackground(_ application: ApplicationHandle) async throws {
         try await Task.sleep(for: .milliseconds(300))
     }
 }

@@ -21,7 +21,7 @@ struct RunningTestHost: Sendable {
         let directory = directory ?? makeTemporaryDirectory()
         let host = try PluggableApplicationHost(
             services: services,
-            configuration: .init(hookDeadline: hookDeadline, launchDeadline: hookDeadline, terminateDeadline: hookDeadline, launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state")
+            configuration: .init(hookDeadline: hookDeadline, launchDeadline: hookDeadline, terminateDeadline: hookDeadline, launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state")
         )
         // Unstructured on purpose: the host runs beside the test, which drives it and awaits the
         // task in `stop()`.
@@ -52,7 +52,7 @@ func readLines(_ path: String) -> [String] {
     return text.split(separator: "\n").map(String.init)
 }
 
-func probeDescriptor(_ name: String, _ settings: [String: ConfigValue], isRequired: Bool = true) -> ServiceDescriptor {
+func probeDescriptor(_ name: String, _ settings: [String: SettingValue], isRequired: Bool = true) -> ServiceDescriptor {
     ServiceDescriptor(name: name, type: ProbeService.typeName, isRequired: isRequired, configuration: ServiceConfiguration(settings), registry: BuiltinServices.registry())
 }
 
@@ -64,7 +64,7 @@ struct ProbeServiceTests {
         let record = directory + "/probe.log"
         let host = try PluggableApplicationHost(
             services: [probeDescriptor("a", ["record-to": .string(record)]), probeDescriptor("b", ["record-to": .string(record)])],
-            configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state")
+            configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state")
         )
         try await host.launch()
         try await host.enterBackground()
@@ -89,10 +89,10 @@ struct ProbeServiceTests {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let record = directory + "/probe.log"
-        let faults: ConfigValue = .array([.table(["hook": .string("didFinishLaunching"), "action": .string("refuse")])])
+        let faults: SettingValue = .array([.table(["hook": .string("didFinishLaunching"), "action": .string("refuse")])])
         let host = try PluggableApplicationHost(
             services: [probeDescriptor("a", ["record-to": .string(record)]), probeDescriptor("b", ["record-to": .string(record), "faults": faults])],
-            configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state")
+            configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state")
         )
         await #expect(throws: LaunchFailure.self) { try await host.launch() }
         #expect(readLines(record) == ["a willFinishLaunching", "a didFinishLaunching", "b willFinishLaunching", "b didFinishLaunching", "a willTerminate"])
@@ -102,11 +102,11 @@ struct ProbeServiceTests {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let record = directory + "/probe.log"
-        let hang: ConfigValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("hang"), "duration": .string("2s")])])
-        let fail: ConfigValue = .array([.table(["hook": .string("didReceiveMemoryWarning"), "action": .string("throw")])])
+        let hang: SettingValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("hang"), "duration": .string("2s")])])
+        let fail: SettingValue = .array([.table(["hook": .string("didReceiveMemoryWarning"), "action": .string("throw")])])
         let host = try PluggableApplicationHost(
             services: [probeDescriptor("slow", ["record-to": .string(record), "faults": hang]), probeDescriptor("fast", ["record-to": .string(record), "faults": fail])],
-            configuration: .init(hookDeadline: .milliseconds(200), launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state")
+            configuration: .init(hookDeadline: .milliseconds(200), launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state")
         )
         try await host.launch()
         let started = ContinuousClock.now
@@ -122,10 +122,10 @@ struct ProbeServiceTests {
     @Test func blockHoldsItsThreadForTheDuration() async throws {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let faults: ConfigValue = .array([.table(["hook": .string("willResignActive"), "action": .string("block"), "duration": .string("300ms")])])
+        let faults: SettingValue = .array([.table(["hook": .string("willResignActive"), "action": .string("block"), "duration": .string("300ms")])])
         let host = try PluggableApplicationHost(
             services: [probeDescriptor("p", ["faults": faults])],
-            configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state")
+            configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state")
         )
         try await host.launch()
         let started = ContinuousClock.now
@@ -138,9 +138,9 @@ struct ProbeServiceTests {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let record = directory + "/probe.log"
-        let host = try PluggableApplicationHost(services: [probeDescriptor("p", ["record-to": .string(record)])], configuration: .init(launchState: LaunchStateStore(directory: directory + "/state"), stateDirectory: directory + "/state"))
+        let host = try PluggableApplicationHost(services: [probeDescriptor("p", ["record-to": .string(record)])], configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"))
         try await host.launch()
-        let faults: ConfigValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("throw")])])
+        let faults: SettingValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("throw")])])
         let report = try await host.reload([probeDescriptor("p", ["record-to": .string(record), "faults": faults])])
         #expect(report.updated == ["p"])
         try await host.enterBackground()
@@ -150,14 +150,14 @@ struct ProbeServiceTests {
     }
 
     @Test(arguments: [
-        (["record-to": ConfigValue.string("relative.log")], "record-to"),
+        (["record-to": SettingValue.string("relative.log")], "record-to"),
         (["recordTo": .string("/tmp/x")], "recordTo"),
         (["faults": .array([.table(["hook": .string("didExplode"), "action": .string("throw")])])], "faults[0].hook"),
         (["faults": .array([.table(["hook": .string("didEnterBackground"), "action": .string("refuse")])])], "faults[0].action"),
         (["faults": .array([.table(["hook": .string("didEnterBackground"), "action": .string("throw"), "duration": .string("1s")])])], "faults[0].duration"),
         (["faults": .array([.table(["hook": .string("didEnterBackground"), "action": .string("hang"), "duration": .string("soon")])])], "faults[0].duration"),
     ])
-    func rejectsBadSettings(settings: [String: ConfigValue], key: String) throws {
+    func rejectsBadSettings(settings: [String: SettingValue], key: String) throws {
         let error = #expect(throws: ConfigurationError.self) {
             try ProbeService(configuration: ServiceConfiguration(settings, keyPath: "services[0].settings"))
         }

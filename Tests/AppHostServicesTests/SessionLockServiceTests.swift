@@ -13,13 +13,13 @@ import Testing
 struct HookRecordingService: ApplicationService {
     let events: TestLog<String>
 
-    func applicationDidBecomeActive(_ application: HostedApplication) async throws { events.append("didBecomeActive") }
-    func applicationDidEnterBackground(_ application: HostedApplication) async throws { events.append("didEnterBackground") }
-    func applicationWillEnterForeground(_ application: HostedApplication) async throws { events.append("willEnterForeground") }
-    func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws {
+    func applicationDidBecomeActive(_ application: ApplicationHandle) async throws { events.append("didBecomeActive") }
+    func applicationDidEnterBackground(_ application: ApplicationHandle) async throws { events.append("didEnterBackground") }
+    func applicationWillEnterForeground(_ application: ApplicationHandle) async throws { events.append("willEnterForeground") }
+    func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
         events.append("protectedDataWillBecomeUnavailable locked=\(application.isSessionLocked)")
     }
-    func applicationProtectedDataDidBecomeAvailable(_ application: HostedApplication) async throws {
+    func applicationProtectedDataDidBecomeAvailable(_ application: ApplicationHandle) async throws {
         events.append("protectedDataDidBecomeAvailable locked=\(application.isSessionLocked)")
     }
 }
@@ -52,7 +52,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
 // MARK: Tests
 
 @Suite struct SessionLockServiceTests {
-    private func lockService(_ settings: [String: ConfigValue], environment: [String: String] = [:]) throws -> SessionLockService {
+    private func lockService(_ settings: [String: SettingValue], environment: [String: String] = [:]) throws -> SessionLockService {
         try SessionLockService(configuration: ServiceConfiguration(settings), environment: environment)
     }
 

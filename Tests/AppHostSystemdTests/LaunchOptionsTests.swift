@@ -15,7 +15,7 @@ final class Journal: Sendable {
 /// Records its launch hooks.
 struct LaunchRecorder: ApplicationService {
     let journal: Journal
-    func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    func application(_ application: ApplicationHandle, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         journal.record("willFinishLaunching")
         return true
     }
@@ -26,7 +26,7 @@ struct LaunchRecorder: ApplicationService {
     func host(in directory: String?, journal: Journal) throws -> PluggableApplicationHost {
         try PluggableApplicationHost(
             services: [ServiceDescriptor(name: "a", service: LaunchRecorder(journal: journal))],
-            configuration: .init(launchState: directory.map { LaunchStateStore(directory: $0) }, stateDirectory: directory)
+            configuration: .init(launchState: directory.map { LaunchStateFiles(directory: $0) }, stateDirectory: directory)
         )
     }
 

@@ -39,11 +39,11 @@ import Testing
     @Test func blockingIsVisibleInTheThreadThatBlocked() throws {
         let (before, after, unblocked) = try onFreshThread { () throws -> (Bool, Bool, Bool) in
             _ = apphost_unblock_lifecycle_signals()
-            let before = LifecycleSignals.areBlockedInCurrentThread
-            try LifecycleSignals.blockInCurrentThread()
-            let after = LifecycleSignals.areBlockedInCurrentThread
+            let before = LifecycleSignalMask.areBlockedInCurrentThread
+            try LifecycleSignalMask.blockInCurrentThread()
+            let after = LifecycleSignalMask.areBlockedInCurrentThread
             _ = apphost_unblock_lifecycle_signals()
-            return (before, after, LifecycleSignals.unblockedInCurrentThread.count == 7)
+            return (before, after, LifecycleSignalMask.unblockedInCurrentThread.count == 7)
         }
         #expect(!before)
         #expect(after)

@@ -19,7 +19,7 @@ import Testing
         onDelivery: (@Sendable (SignalDelivery) -> Void)? = nil
     ) throws -> SignalSource {
         try onFreshThread {
-            try LifecycleSignals.blockInCurrentThread()
+            try LifecycleSignalMask.blockInCurrentThread()
             return try SignalSource(onDelivery: onDelivery)
         }
     }

@@ -7,21 +7,21 @@ private struct PlainService: ApplicationService {}
 
 /// Refuses its first launch step.
 private struct RefusingService: ApplicationService {
-    func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    func application(_ application: ApplicationHandle, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         false
     }
 }
 
 /// Locks the session from its run loop, as a service reacting to something outside would.
 private struct LockingService: ApplicationService {
-    func run(_ application: HostedApplication) async throws {
+    func run(_ application: ApplicationHandle) async throws {
         application.bus.publish(SessionLockDidChange(isLocked: true, reason: "test"))
     }
 }
 
 /// Logs a line in the background.
 private struct ChattyService: ApplicationService {
-    func applicationDidEnterBackground(_ application: HostedApplication) async throws {
+    func applicationDidEnterBackground(_ application: ApplicationHandle) async throws {
         application.logger.notice("flushed", metadata: ["records": "3"])
     }
 }

@@ -93,7 +93,7 @@ import Testing
     /// the host's deadline timer until it returns.
     struct BlockingService: ApplicationService {
         let blockFor: Duration
-        func applicationDidEnterBackground(_ application: HostedApplication) async throws {
+        func applicationDidEnterBackground(_ application: ApplicationHandle) async throws {
             let end = ContinuousClock.now + blockFor
             while ContinuousClock.now < end {}
         }
@@ -101,14 +101,14 @@ import Testing
 
     @Test("a call that answers after its deadline counts as overrun even when no timer woke the host in time")
     func lateAnswerWithoutATimerWakeIsAnOverrun() async {
-        let application = HostedApplication(
+        let application = ApplicationHandle(
             serviceName: "blocking", logger: quietLogger, configuration: ServiceConfiguration([:]), bus: MessageBus(),
             state: .inactive, launchOptions: nil, isSessionLocked: false, stateDirectory: nil, serviceCount: 1
         )
         let slow = HookCall(serviceID: 1, service: BlockingService(blockFor: .milliseconds(60)), hook: .event(.didEnterBackground), application: application, deadline: .milliseconds(10))
         let quick = HookCall(serviceID: 2, service: BlockingService(blockFor: .zero), hook: .event(.didEnterBackground), application: application, deadline: .seconds(10))
         // No loop watches this run: it stands for a host whose timer never got a thread.
-        let run = CallRun(token: 1, calls: [slow, quick])
+        let run = HookRun(token: 1, calls: [slow, quick])
         let (stream, continuation) = AsyncStream.makeStream(of: HostInput.self)
         await run.perform(answers: continuation)
         continuation.finish()

@@ -119,7 +119,7 @@ import Testing
 
     @Test func duplicateNamesAreRefusedEachOne() {
         let journal = Journal()
-        let errors = #expect(throws: ConfigurationErrors.self) {
+        let errors = #expect(throws: InvalidConfiguration.self) {
             try makeHost(["a", "b", "a", "b"], journal: journal)
         }
         #expect(errors?.errors.map(\.keyPath) == ["services[2].name", "services[3].name"])
@@ -192,10 +192,10 @@ import Testing
     @Test func applicationHandleShowsLiveState() async throws {
         struct Peeker: ApplicationService {
             let journal: Journal
-            func applicationDidEnterBackground(_ application: HostedApplication) async throws {
+            func applicationDidEnterBackground(_ application: ApplicationHandle) async throws {
                 journal.record("\(application.serviceName):\(application.state):\(application.launchOptions?.launchCount ?? 0)")
             }
-            func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws {
+            func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
                 journal.record("locked-before:\(application.isSessionLocked)")
             }
         }

@@ -112,7 +112,7 @@ import Testing
 
     /// Says hello on the bus when it becomes active.
     struct Greeter: ApplicationService {
-        func applicationDidBecomeActive(_ application: HostedApplication) async throws {
+        func applicationDidBecomeActive(_ application: ApplicationHandle) async throws {
             application.bus.publish(Hello(from: application.serviceName))
         }
     }
@@ -120,7 +120,7 @@ import Testing
     /// Subscribes in its run loop and passes on the first hello it hears.
     struct Listener: ApplicationService {
         let heard: AsyncStream<Hello>.Continuation
-        func run(_ application: HostedApplication) async throws {
+        func run(_ application: ApplicationHandle) async throws {
             for await hello in application.bus.subscribe(to: Hello.self) {
                 heard.yield(hello)
             }

@@ -6,7 +6,7 @@ import Testing
 @Suite struct ReloadTests {
     /// A descriptor whose factory records `name:made` each time it builds an instance; the
     /// instance built as the n-th one of any name records its events as `name#n`.
-    func entry(_ name: String, _ journal: Journal, settings: [String: ConfigValue] = [:], answer: ConfigurationUpdate = .restartRequired, counter: Counter? = nil) -> ServiceDescriptor {
+    func entry(_ name: String, _ journal: Journal, settings: [String: SettingValue] = [:], answer: ConfigurationUpdate = .restartRequired, counter: Counter? = nil) -> ServiceDescriptor {
         ServiceDescriptor(name: name, configuration: ServiceConfiguration(settings)) {
             journal.record("\(name):made")
             let label = counter.map { counter in "\(name)#\(counter.next())" } ?? name
@@ -91,7 +91,7 @@ import Testing
         let broken = ServiceDescriptor(name: "c", configuration: ServiceConfiguration(keyPath: "services[2].settings", file: "/etc/x.yaml")) {
             throw TestError(description: "cannot open /nowhere")
         }
-        let error = await #expect(throws: ConfigurationErrors.self) {
+        let error = await #expect(throws: InvalidConfiguration.self) {
             try await host.reload([self.entry("a", journal), broken])
         }?.first
         #expect(error?.message.contains("cannot open /nowhere") == true)
@@ -101,7 +101,7 @@ import Testing
         #expect(host.status.services == statusBefore.services)
         #expect(host.status.note?.hasPrefix("reload failed: ") == true, "the status says why")
 
-        await #expect(throws: ConfigurationErrors.self) {
+        await #expect(throws: InvalidConfiguration.self) {
             try await host.reload([self.entry("a", journal), self.entry("a", journal)])
         }
         await host.terminate()
@@ -113,7 +113,7 @@ import Testing
         let host = try PluggableApplicationHost(services: [entry("a", journal)], logger: quietLogger)
         try await host.launch()
         await host.terminate()
-        await #expect(throws: ConfigurationErrors.self) { try await host.reload([entry("b", journal)]) }
+        await #expect(throws: InvalidConfiguration.self) { try await host.reload([entry("b", journal)]) }
         #expect(host.serviceNames == ["a"])
     }
 
@@ -125,12 +125,12 @@ import Testing
         func broken(_ name: String) -> ServiceDescriptor {
             ServiceDescriptor(name: name) { throw TestError(description: "\(name) cannot start") }
         }
-        let errors = await #expect(throws: ConfigurationErrors.self) {
+        let errors = await #expect(throws: InvalidConfiguration.self) {
             try await host.reload([self.entry("a", journal), broken("b"), broken("c")])
         }
         #expect(errors?.errors.map(\.message) == ["b: b cannot start", "c: c cannot start"])
         #expect(host.status.note?.hasSuffix("(and 1 more problem)") == true, "\(host.status)")
-        let duplicates = await #expect(throws: ConfigurationErrors.self) {
+        let duplicates = await #expect(throws: InvalidConfiguration.self) {
             try await host.reload([self.entry("a", journal), self.entry("a", journal), self.entry("a", journal)])
         }
         #expect(duplicates?.errors.map(\.keyPath) == ["services[1].name", "services[2].name"])

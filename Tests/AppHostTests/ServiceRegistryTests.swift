@@ -26,7 +26,7 @@ import Testing
         #expect(error?.description == "/etc/a.yaml:7: services[0].type: unknown service \"loger\" (known services: analytics, flaky, logger)")
     }
 
-    @Test func factoryErrorsBecomeConfigurationErrors() {
+    @Test func factoryErrorsBecomeInvalidConfiguration() {
         let settings = ServiceConfiguration(["flush": .string("soon")], keyPath: "services[1].settings")
         let typed = #expect(throws: ConfigurationError.self) {
             try registry().makeService(type: "analytics", configuration: settings)

@@ -116,35 +116,35 @@ struct Recorder: ApplicationService {
         }
     }
 
-    func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    func application(_ application: ApplicationHandle, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         try await answer(willFinish, "willFinishLaunching")
     }
 
-    func application(_ application: HostedApplication, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    func application(_ application: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         try await answer(didFinish, "didFinishLaunching")
     }
 
-    func applicationDidBecomeActive(_ application: HostedApplication) async throws { await hook("didBecomeActive") }
-    func applicationWillResignActive(_ application: HostedApplication) async throws { await hook("willResignActive") }
-    func applicationDidEnterBackground(_ application: HostedApplication) async throws { await hook("didEnterBackground") }
-    func applicationWillEnterForeground(_ application: HostedApplication) async throws { await hook("willEnterForeground") }
-    func applicationDidReceiveMemoryWarning(_ application: HostedApplication, level: MemoryWarningLevel) async throws {
+    func applicationDidBecomeActive(_ application: ApplicationHandle) async throws { await hook("didBecomeActive") }
+    func applicationWillResignActive(_ application: ApplicationHandle) async throws { await hook("willResignActive") }
+    func applicationDidEnterBackground(_ application: ApplicationHandle) async throws { await hook("didEnterBackground") }
+    func applicationWillEnterForeground(_ application: ApplicationHandle) async throws { await hook("willEnterForeground") }
+    func applicationDidReceiveMemoryWarning(_ application: ApplicationHandle, level: MemoryWarningLevel) async throws {
         await hook("didReceiveMemoryWarning.\(level.rawValue)")
     }
-    func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws {
+    func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
         await hook("protectedDataWillBecomeUnavailable")
     }
-    func applicationProtectedDataDidBecomeAvailable(_ application: HostedApplication) async throws {
+    func applicationProtectedDataDidBecomeAvailable(_ application: ApplicationHandle) async throws {
         await hook("protectedDataDidBecomeAvailable")
     }
-    func applicationWillTerminate(_ application: HostedApplication) async throws { await hook("willTerminate") }
+    func applicationWillTerminate(_ application: ApplicationHandle) async throws { await hook("willTerminate") }
 
-    func application(_ application: HostedApplication, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+    func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
         await hook("didUpdateConfiguration")
         return configurationAnswer
     }
 
-    func run(_ application: HostedApplication) async throws {
+    func run(_ application: ApplicationHandle) async throws {
         guard hasRunLoop else { return }
         journal.record("\(name):run.start")
         // Parks until cancelled; the sleep is a wait for cancellation, not a synchronisation.

@@ -4,7 +4,7 @@
 /// a service validates its section in its factory and the operator reads exactly what to fix.
 public struct ServiceConfiguration: Sendable, Hashable {
     /// The settings, as given.
-    public let values: [String: ConfigValue]
+    public let values: [String: SettingValue]
     /// The key path of this section in the file, such as `services[2].settings`.
     public let keyPath: String
     /// The file the section came from, if any.
@@ -14,7 +14,7 @@ public struct ServiceConfiguration: Sendable, Hashable {
 
     /// A section with these settings.
     public init(
-        _ values: [String: ConfigValue] = [:],
+        _ values: [String: SettingValue] = [:],
         keyPath: String = "settings",
         file: String? = nil,
         lines: [String: Int] = [:]

@@ -20,7 +20,7 @@ struct HookCall: Sendable {
     let serviceID: Int
     let service: any ApplicationService
     let hook: Hook
-    let application: HostedApplication
+    let application: ApplicationHandle
     let deadline: Duration
 
     /// Calls the hook; `true` unless a launch or update hook answered otherwise.

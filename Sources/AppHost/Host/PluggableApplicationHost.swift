@@ -19,7 +19,7 @@ public final class PluggableApplicationHost: Sendable {
         public var terminateDeadline: Duration
         /// Where launch state is kept; nil makes every launch a first launch.
         public var launchState: (any LaunchStateStorage)?
-        /// The directory services keep their files in (`HostedApplication.stateDirectory`).
+        /// The directory services keep their files in (`ApplicationHandle.stateDirectory`).
         public var stateDirectory: String?
         /// Called after a memory warning reached every service; the daemon passes `malloc_trim`.
         public var trimHeap: (@Sendable (MemoryWarningLevel) -> Void)?
@@ -60,13 +60,13 @@ public final class PluggableApplicationHost: Sendable {
     let published: Mutex<Published>
 
     /// A host for `services`, in registration order.
-    /// - Throws: `ConfigurationErrors`, one for each service whose name an earlier one has.
+    /// - Throws: `InvalidConfiguration`, one for each service whose name an earlier one has.
     public init(
         services: [ServiceDescriptor],
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "apphost"),
         bus: MessageBus = MessageBus()
-    ) throws(ConfigurationErrors) {
+    ) throws(InvalidConfiguration) {
         try Self.checkUniqueNames(services)
         self.services = services
         self.configuration = configuration
@@ -79,7 +79,7 @@ public final class PluggableApplicationHost: Sendable {
         )))
     }
 
-    static func checkUniqueNames(_ services: [ServiceDescriptor]) throws(ConfigurationErrors) {
+    static func checkUniqueNames(_ services: [ServiceDescriptor]) throws(InvalidConfiguration) {
         var seen: Set<String> = []
         let duplicates = services.enumerated().filter { !seen.insert($0.element.name).inserted }.map { index, descriptor in
             ConfigurationError(
@@ -88,7 +88,7 @@ public final class PluggableApplicationHost: Sendable {
                 hint: "give each instance its own name"
             )
         }
-        if let errors = ConfigurationErrors(duplicates) { throw errors }
+        if let errors = InvalidConfiguration(duplicates) { throw errors }
     }
 
     /// The current lifecycle state.
@@ -151,7 +151,7 @@ public final class PluggableApplicationHost: Sendable {
 
     /// Applies a new service list as one transaction (see `reload(loading:)`).
     @discardableResult
-    public func reload(_ services: [ServiceDescriptor]) async throws(ConfigurationErrors) -> ConfigurationDidReload {
+    public func reload(_ services: [ServiceDescriptor]) async throws(InvalidConfiguration) -> ConfigurationDidReload {
         try await reload { services }
     }
 
@@ -161,10 +161,10 @@ public final class PluggableApplicationHost: Sendable {
     /// through `didUpdateConfiguration` or restarted, added ones launch and are brought to the
     /// current state. Any error before the apply keeps the running services as they were, shows
     /// in the status as `reload failed: …` and is published as `ConfigurationReloadDidFail`.
-    /// `load` may throw `ConfigurationErrors` to report every problem of a file at once.
+    /// `load` may throw `InvalidConfiguration` to report every problem of a file at once.
     /// Ends with `ready`. A reload that arrives after terminate is dropped.
     @discardableResult
-    public func reload(loading load: @escaping @Sendable () throws -> [ServiceDescriptor]) async throws(ConfigurationErrors) -> ConfigurationDidReload {
+    public func reload(loading load: @escaping @Sendable () throws -> [ServiceDescriptor]) async throws(InvalidConfiguration) -> ConfigurationDidReload {
         try await send { .reload(load: load, reply: $0) }.get()
     }
 

@@ -1,6 +1,6 @@
 /// Where the host keeps what launch options are made of: the launch count, the installation id,
 /// and whether the previous run ended cleanly. The core only asks; the daemon gives it a store of
-/// files in the state directory (`LaunchStateStore` in AppHostSystemd). Without one, every launch
+/// files in the state directory (`LaunchStateFiles` in AppHostSystemd). Without one, every launch
 /// is a first launch.
 public protocol LaunchStateStorage: Sendable {
     /// Counts this launch, marks the run as in progress, and returns the options for it.

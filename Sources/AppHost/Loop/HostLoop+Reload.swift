@@ -1,14 +1,14 @@
 extension HostLoop {
     /// A reload as one transaction (see `PluggableApplicationHost.reload(loading:)`): a failure
     /// keeps the running services, shows in the status and is published on the bus.
-    mutating func reload(_ load: @Sendable () throws -> [ServiceDescriptor], group: inout DiscardingTaskGroup) async -> Result<ConfigurationDidReload, ConfigurationErrors> {
+    mutating func reload(_ load: @Sendable () throws -> [ServiceDescriptor], group: inout DiscardingTaskGroup) async -> Result<ConfigurationDidReload, InvalidConfiguration> {
         let actions: [LifecycleAction]
         switch machine.decide(.reload) {
         case .perform(let steps): actions = steps
-        case .refuse(let refusal): return .failure(ConfigurationErrors(ConfigurationError(keyPath: "", message: refusal.reason)))
+        case .refuse(let refusal): return .failure(InvalidConfiguration(ConfigurationError(keyPath: "", message: refusal.reason)))
         }
         host.report(.reloading(status))
-        var result: Result<ConfigurationDidReload, ConfigurationErrors> = .success(ConfigurationDidReload(added: [], removed: [], updated: [], restarted: []))
+        var result: Result<ConfigurationDidReload, InvalidConfiguration> = .success(ConfigurationDidReload(added: [], removed: [], updated: [], restarted: []))
         for action in actions {
             if case .reloadConfiguration = action {
                 result = await applyReload(load, group: &group)
@@ -34,19 +34,19 @@ extension HostLoop {
         return result
     }
 
-    private mutating func applyReload(_ load: @Sendable () throws -> [ServiceDescriptor], group: inout DiscardingTaskGroup) async -> Result<ConfigurationDidReload, ConfigurationErrors> {
+    private mutating func applyReload(_ load: @Sendable () throws -> [ServiceDescriptor], group: inout DiscardingTaskGroup) async -> Result<ConfigurationDidReload, InvalidConfiguration> {
         // Everything that can fail without side effects first: the file, the names, every new
         // or changed instance.
         let newDescriptors: [ServiceDescriptor]
         do {
             newDescriptors = try load()
             try PluggableApplicationHost.checkUniqueNames(newDescriptors)
-        } catch let errors as ConfigurationErrors {
+        } catch let errors as InvalidConfiguration {
             return .failure(errors)
         } catch let error as ConfigurationError {
-            return .failure(ConfigurationErrors(error))
+            return .failure(InvalidConfiguration(error))
         } catch {
-            return .failure(ConfigurationErrors(ConfigurationError(keyPath: "", message: "\(error)")))
+            return .failure(InvalidConfiguration(ConfigurationError(keyPath: "", message: "\(error)")))
         }
         let oldIndex = Dictionary(uniqueKeysWithValues: services.indices.map { (services[$0].name, $0) })
         var fresh: [String: any ApplicationService] = [:]
@@ -61,7 +61,7 @@ extension HostLoop {
                 failures.append(ConfigurationError(file: descriptor.configuration.file, keyPath: "services[\(position)]", message: "\(descriptor.name): \(error)"))
             }
         }
-        if let errors = ConfigurationErrors(failures) { return .failure(errors) }
+        if let errors = InvalidConfiguration(failures) { return .failure(errors) }
 
         let newNames = Set(newDescriptors.map(\.name))
         var removed: [String] = []

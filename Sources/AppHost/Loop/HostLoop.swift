@@ -15,11 +15,11 @@ struct HostLoop {
 
     var machine = LifecycleStateMachine()
     var descriptors: [ServiceDescriptor]
-    var services: [HostedService] = []
+    var services: [ServiceSlot] = []
     var nextServiceID = 0
     var nextToken = 0
     /// Runs of calls queued behind a late hook, by token: whose they are.
-    var backlogRuns: [Int: (serviceID: Int, run: CallRun)] = [:]
+    var backlogRuns: [Int: (serviceID: Int, run: HookRun)] = [:]
     var timerWakes: [ContinuousClock.Instant] = []
 
     var queue: [HostRequest] = []
@@ -316,8 +316,8 @@ struct HostLoop {
     }
 
     /// The handle a hook of `services[index]` gets now.
-    func application(for index: Int, configuration override: ServiceConfiguration? = nil) -> HostedApplication {
-        HostedApplication(
+    func application(for index: Int, configuration override: ServiceConfiguration? = nil) -> ApplicationHandle {
+        ApplicationHandle(
             serviceName: services[index].name,
             logger: services[index].logger,
             configuration: override ?? services[index].descriptor.configuration,
@@ -338,7 +338,7 @@ struct HostLoop {
         var start = 0
         while start < calls.count {
             nextToken += 1
-            let run = CallRun(token: nextToken, calls: Array(calls[start...]))
+            let run = HookRun(token: nextToken, calls: Array(calls[start...]))
             let answers = host.input
             group.addTask { await run.perform(answers: answers) }
             waiting: while true {
@@ -392,7 +392,7 @@ struct HostLoop {
 
     /// What an input means to a caller that waits for something: the one place every input
     /// is handled.
-    enum Taken {
+    enum InputEffect {
         /// Handled here (a request queued, a late answer or lock change booked).
         case nothing
         /// A run, not one of a busy service's backlog, made all its calls.
@@ -403,7 +403,7 @@ struct HostLoop {
 
     /// Books `input`: requests are accepted (terminate at once), late answers free their
     /// service, lock changes wait for the end of the request, wakes are crossed off.
-    mutating func take(_ input: HostInput, group: inout DiscardingTaskGroup) -> Taken {
+    mutating func take(_ input: HostInput, group: inout DiscardingTaskGroup) -> InputEffect {
         switch input {
         case .request(let request):
             accept(request)
@@ -452,7 +452,7 @@ struct HostLoop {
             return
         }
         nextToken += 1
-        let run = CallRun(token: nextToken, calls: services[index].backlog)
+        let run = HookRun(token: nextToken, calls: services[index].backlog)
         services[index].backlog = []
         backlogRuns[run.token] = (services[index].id, run)
         let answers = host.input
@@ -500,7 +500,7 @@ struct HostLoop {
     // MARK: Services
 
     /// Builds the service (a factory that throws leaves it disabled).
-    mutating func makeService(_ descriptor: ServiceDescriptor, instance: (any ApplicationService)? = nil) -> HostedService {
+    mutating func makeService(_ descriptor: ServiceDescriptor, instance: (any ApplicationService)? = nil) -> ServiceSlot {
         var problem: String?
         let service: any ApplicationService
         if let instance {
@@ -516,7 +516,7 @@ struct HostLoop {
         nextServiceID += 1
         var logger = self.logger
         logger[metadataKey: "service"] = .string(descriptor.name)
-        var hosted = HostedService(
+        var hosted = ServiceSlot(
             id: nextServiceID,
             descriptor: descriptor,
             service: service,
@@ -536,7 +536,7 @@ struct HostLoop {
         services[index].runLoopStop = stopper
         let service = services[index].service
         let application = application(for: index)
-        group.addImmediateTask { await HostedService.runLoop(of: service, application, until: stop) }
+        group.addImmediateTask { await ServiceSlot.runLoop(of: service, application, until: stop) }
     }
 
     /// The service gets no further calls; its run loop is cancelled.
@@ -546,7 +546,7 @@ struct HostLoop {
     }
 
     /// Replaces the service list (after launch, rollback or reload).
-    mutating func setServices(_ newServices: [HostedService]) {
+    mutating func setServices(_ newServices: [ServiceSlot]) {
         services = newServices
         host.publish(status: status)
     }

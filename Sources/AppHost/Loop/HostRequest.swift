@@ -7,7 +7,7 @@ enum HostRequest: Sendable {
     case lifecycle(LifecycleRequest, reply: Reply<ApplicationState?, IllegalTransition>)
     case memoryWarning(MemoryWarningLevel, reply: Reply<Void, IllegalTransition>)
     case sessionLock(locked: Bool, reason: String?, reply: Reply<Bool, IllegalTransition>)
-    case reload(load: @Sendable () throws -> [ServiceDescriptor], reply: Reply<ConfigurationDidReload, ConfigurationErrors>)
+    case reload(load: @Sendable () throws -> [ServiceDescriptor], reply: Reply<ConfigurationDidReload, InvalidConfiguration>)
     case note(String?, reply: Reply<Void, Never>)
     case barrier(@Sendable () -> Void, reply: Reply<Void, Never>)
     case launched(reply: Reply<LaunchOptions, LaunchFailure>)
@@ -37,7 +37,7 @@ enum HostRequest: Sendable {
         case .memoryWarning(_, let reply): reply.resume(returning: .failure(notRunning))
         case .sessionLock(_, _, let reply): reply.resume(returning: .failure(notRunning))
         case .reload(_, let reply):
-            reply.resume(returning: .failure(ConfigurationErrors(ConfigurationError(keyPath: "", message: "cannot reload while \(state)"))))
+            reply.resume(returning: .failure(InvalidConfiguration(ConfigurationError(keyPath: "", message: "cannot reload while \(state)"))))
         case .note(_, let reply): reply.resume(returning: .success(()))
         case .barrier(_, let reply): reply.resume(returning: .success(()))
         case .launched(let reply):

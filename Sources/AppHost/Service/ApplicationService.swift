@@ -13,55 +13,55 @@ public protocol ApplicationService: Sendable {
     /// it get `applicationWillTerminate` in reverse order and the launch fails naming this
     /// service. An *optional* service that refuses is disabled and reported, and the launch goes
     /// on. A refusal never keeps any other service from being asked.
-    func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool
+    func application(_ application: ApplicationHandle, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool
 
     /// Second launch step, after `willFinishLaunching` of the same service succeeded.
     ///
     /// Result rule: as for `willFinishLaunching`; the service counts as launched only when both
     /// steps returned `true`.
-    func application(_ application: HostedApplication, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool
+    func application(_ application: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool
 
     /// The application is active: launched, or back in the foreground.
-    func applicationDidBecomeActive(_ application: HostedApplication) async throws
+    func applicationDidBecomeActive(_ application: ApplicationHandle) async throws
     /// The application is about to leave the active state (first half of going to background).
-    func applicationWillResignActive(_ application: HostedApplication) async throws
+    func applicationWillResignActive(_ application: ApplicationHandle) async throws
     /// The application is in the background: flush, release, lock.
-    func applicationDidEnterBackground(_ application: HostedApplication) async throws
+    func applicationDidEnterBackground(_ application: ApplicationHandle) async throws
     /// The application is about to return to the foreground.
-    func applicationWillEnterForeground(_ application: HostedApplication) async throws
+    func applicationWillEnterForeground(_ application: ApplicationHandle) async throws
     /// The system wants memory back; the host trims its heap after every service was told.
-    func applicationDidReceiveMemoryWarning(_ application: HostedApplication, level: MemoryWarningLevel) async throws
+    func applicationDidReceiveMemoryWarning(_ application: ApplicationHandle, level: MemoryWarningLevel) async throws
     /// The session is locking: wipe or stop using protected data.
-    func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws
+    func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws
     /// The session unlocked: protected data may be read again.
-    func applicationProtectedDataDidBecomeAvailable(_ application: HostedApplication) async throws
+    func applicationProtectedDataDidBecomeAvailable(_ application: ApplicationHandle) async throws
     /// Last call before the service is dropped, at shutdown, on rollback or when a reload removes it.
-    func applicationWillTerminate(_ application: HostedApplication) async throws
+    func applicationWillTerminate(_ application: ApplicationHandle) async throws
 
     /// The service's settings section changed on reload; `application.configuration` is the new
     /// one. Return `.applied` to keep running, or `.restartRequired` (the default) to be
     /// terminated and launched again with the new settings. Throwing counts as `.restartRequired`.
-    func application(_ application: HostedApplication, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate
+    func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate
 
     /// Long-running work the service owns (timers, bus subscriptions). The host runs it beside the
     /// lifecycle, from launch until the service terminates, and cancels it then. Only hosts that
     /// `run()` (as a `Service` or in the daemon) start it.
-    func run(_ application: HostedApplication) async throws
+    func run(_ application: ApplicationHandle) async throws
 }
 
 extension ApplicationService {
-    public func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool { true }
-    public func application(_ application: HostedApplication, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool { true }
-    public func applicationDidBecomeActive(_ application: HostedApplication) async throws {}
-    public func applicationWillResignActive(_ application: HostedApplication) async throws {}
-    public func applicationDidEnterBackground(_ application: HostedApplication) async throws {}
-    public func applicationWillEnterForeground(_ application: HostedApplication) async throws {}
-    public func applicationDidReceiveMemoryWarning(_ application: HostedApplication, level: MemoryWarningLevel) async throws {}
-    public func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws {}
-    public func applicationProtectedDataDidBecomeAvailable(_ application: HostedApplication) async throws {}
-    public func applicationWillTerminate(_ application: HostedApplication) async throws {}
-    public func application(_ application: HostedApplication, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+    public func application(_ application: ApplicationHandle, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool { true }
+    public func application(_ application: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool { true }
+    public func applicationDidBecomeActive(_ application: ApplicationHandle) async throws {}
+    public func applicationWillResignActive(_ application: ApplicationHandle) async throws {}
+    public func applicationDidEnterBackground(_ application: ApplicationHandle) async throws {}
+    public func applicationWillEnterForeground(_ application: ApplicationHandle) async throws {}
+    public func applicationDidReceiveMemoryWarning(_ application: ApplicationHandle, level: MemoryWarningLevel) async throws {}
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {}
+    public func applicationProtectedDataDidBecomeAvailable(_ application: ApplicationHandle) async throws {}
+    public func applicationWillTerminate(_ application: ApplicationHandle) async throws {}
+    public func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
         .restartRequired
     }
-    public func run(_ application: HostedApplication) async throws {}
+    public func run(_ application: ApplicationHandle) async throws {}
 }

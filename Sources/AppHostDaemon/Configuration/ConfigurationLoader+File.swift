@@ -14,12 +14,12 @@ extension ConfigurationLoader {
     ///
     /// `path` may carry bytes that are not UTF-8 (see `RawPath`): the file is opened by those
     /// bytes and messages show them escaped.
-    func load(path given: String) throws(ConfigurationErrors) -> DaemonConfiguration {
+    func load(path given: String) throws(InvalidConfiguration) -> DaemonConfiguration {
         let path = RawPath.displayed(given)
-        let bytes = try ConfigurationProblems.alone { () throws(ConfigurationError) in try Self.readConfigFile(given) }
+        let bytes = try ConfigurationErrorCollector.alone { () throws(ConfigurationError) in try Self.readConfigFile(given) }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             let (offset, line) = Self.firstInvalidUTF8(bytes)
-            throw ConfigurationErrors(ConfigurationError(
+            throw InvalidConfiguration(ConfigurationError(
                 file: path, line: line, keyPath: "",
                 message: "the file is not UTF-8 text (invalid byte 0x\(String(bytes[offset], radix: 16)) at offset \(offset))",
                 hint: "a config file is plain UTF-8 YAML; is this the right file?"

@@ -6,7 +6,7 @@ import Logging
 ///
 /// Every problem comes out as a `ConfigurationError` naming the file, the line, the key path
 /// and what would be valid; the loader reads on past each one, so a file's problems come out
-/// together as `ConfigurationErrors`, and the daemon can exit 78 at start or keep the old config
+/// together as `InvalidConfiguration`, and the daemon can exit 78 at start or keep the old config
 /// on reload. A file that cannot be read, is not UTF-8, is not YAML or has no mapping at the top
 /// stops at that one problem. Validation builds each service once through its registry factory (factories have no
 /// side effects), so a config that loads also launches without settings errors.
@@ -40,11 +40,11 @@ struct ConfigurationLoader: Sendable {
     }
 
     /// Parses and fully validates `text`, reporting errors against `file`.
-    func load(text: String, file: String) throws(ConfigurationErrors) -> DaemonConfiguration {
-        let document = try ConfigurationProblems.alone { () throws(ConfigurationError) in try Self.parse(text: text, file: file) }
-        var problems = ConfigurationProblems()
+    func load(text: String, file: String) throws(InvalidConfiguration) -> DaemonConfiguration {
+        let document = try ConfigurationErrorCollector.alone { () throws(ConfigurationError) in try Self.parse(text: text, file: file) }
+        var problems = ConfigurationErrorCollector()
         guard case .table(let topLevel) = document.root else {
-            throw ConfigurationErrors(ConfigurationError(
+            throw InvalidConfiguration(ConfigurationError(
                 file: file, line: document.lines[""], keyPath: "",
                 message: "expected a mapping with host: and services: at the top, found \(document.root.typeName)",
                 hint: "start from the documented config/apphostd.yaml"
@@ -80,7 +80,7 @@ struct ConfigurationLoader: Sendable {
 
     // MARK: host
 
-    private func readHost(_ root: ServiceConfiguration, into configuration: inout DaemonConfiguration, problems: inout ConfigurationProblems) {
+    private func readHost(_ root: ServiceConfiguration, into configuration: inout DaemonConfiguration, problems: inout ConfigurationErrorCollector) {
         let empty = ServiceConfiguration([:], keyPath: "host", file: root.file, lines: root.lines)
         let host = problems.read { () throws(ConfigurationError) in try root.section("host") } ?? empty
         problems.record(Self.unknownKeys(host, Self.hostKeys))
@@ -103,7 +103,7 @@ struct ConfigurationLoader: Sendable {
         }
     }
 
-    private func memoryPressure(_ section: ServiceConfiguration, problems: inout ConfigurationProblems) -> DaemonConfiguration.MemoryPressure {
+    private func memoryPressure(_ section: ServiceConfiguration, problems: inout ConfigurationErrorCollector) -> DaemonConfiguration.MemoryPressure {
         problems.record(Self.unknownKeys(section, Self.memoryPressureKeys))
         var result = DaemonConfiguration.MemoryPressure()
         if let enabled = problems.read({ () throws(ConfigurationError) in try section.bool("enabled") }) {
@@ -166,8 +166,8 @@ struct ConfigurationLoader: Sendable {
 
     // MARK: services
 
-    private func readServices(_ root: ServiceConfiguration, lines: [String: Int], problems: inout ConfigurationProblems) -> [DaemonConfiguration.ServiceEntry] {
-        let items: [ConfigValue]
+    private func readServices(_ root: ServiceConfiguration, lines: [String: Int], problems: inout ConfigurationErrorCollector) -> [DaemonConfiguration.ServiceEntry] {
+        let items: [SettingValue]
         switch root.values["services"] {
         case nil where root.values.keys.contains(where: { Self.closest(to: $0, in: Self.topLevelKeys) == "services" }):
             // A misspelt services:, already reported as an unknown key with the right spelling.
@@ -217,7 +217,7 @@ struct ConfigurationLoader: Sendable {
     /// the same name is a duplicate even when this one has other problems), and the entry when
     /// it has no problem. Every key is checked, so one entry can add several problems; a check
     /// that depends on a key with a problem (the settings on the type) is left out.
-    private func serviceEntry(_ item: ConfigValue, path: String, file: String, lines: [String: Int], problems: inout ConfigurationProblems) -> (name: String?, entry: DaemonConfiguration.ServiceEntry?) {
+    private func serviceEntry(_ item: SettingValue, path: String, file: String, lines: [String: Int], problems: inout ConfigurationErrorCollector) -> (name: String?, entry: DaemonConfiguration.ServiceEntry?) {
         let found = problems.count
         let line = lines[path]
         var name: String?
@@ -225,7 +225,7 @@ struct ConfigurationLoader: Sendable {
         var isRequired = false
         var deadline: Duration?
         var launchDeadline: Duration?
-        var settingsValues: [String: ConfigValue]? = [:]
+        var settingsValues: [String: SettingValue]? = [:]
         // Where the type was written: `type:`, or `name:` standing in for it.
         var typePath = path
         let settingsPath = "\(path).settings"
@@ -403,7 +403,7 @@ extension ConfigurationLoader {
     }
 }
 
-extension ConfigValue {
+extension SettingValue {
     fileprivate var isTable: Bool {
         if case .table = self { return true }
         return false

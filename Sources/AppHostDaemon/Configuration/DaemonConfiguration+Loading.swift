@@ -9,28 +9,28 @@ extension DaemonConfiguration {
     ///   - registry: the service types the file may name; built-ins plus your own.
     ///   - identity: whose default state directory applies when the file names none.
     ///   - environment: where `$STATE_DIRECTORY`, `$XDG_STATE_HOME` and `$HOME` come from.
-    /// - Throws: `ConfigurationErrors` with every problem of the file, each with file, line and
+    /// - Throws: `InvalidConfiguration` with every problem of the file, each with file, line and
     ///   key path; a file that cannot be read or parsed has one.
     public init(
         contentsOf path: String,
         registry: ServiceRegistry,
         identity: DaemonIdentity = .apphostd,
         environment: [String: String] = ProcessEnvironment.current
-    ) throws(ConfigurationErrors) {
+    ) throws(InvalidConfiguration) {
         let loader = ConfigurationLoader(registry: registry, environment: environment, stateDirectoryName: identity.stateDirectoryName)
         self = try loader.load(path: path)
     }
 
     /// Loads and validates config `text`, reporting problems against `file`.
     ///
-    /// - Throws: `ConfigurationErrors` with every problem, as `init(contentsOf:registry:)`.
+    /// - Throws: `InvalidConfiguration` with every problem, as `init(contentsOf:registry:)`.
     public init(
         text: String,
         file: String = "<config>",
         registry: ServiceRegistry,
         identity: DaemonIdentity = .apphostd,
         environment: [String: String] = ProcessEnvironment.current
-    ) throws(ConfigurationErrors) {
+    ) throws(InvalidConfiguration) {
         let loader = ConfigurationLoader(registry: registry, environment: environment, stateDirectoryName: identity.stateDirectoryName)
         self = try loader.load(text: text, file: file)
     }
@@ -44,7 +44,7 @@ extension DaemonConfiguration {
             hookDeadline: hookDeadline,
             launchDeadline: launchDeadline,
             terminateDeadline: terminateDeadline,
-            launchState: LaunchStateStore(directory: stateDirectory),
+            launchState: LaunchStateFiles(directory: stateDirectory),
             stateDirectory: stateDirectory,
             trimHeap: { _ in HeapTrimmer.trim() }
         )

@@ -1,6 +1,6 @@
 import AppHost
 
-/// One config file's YAML turned into `ConfigValue`s, with the line of every key path.
+/// One config file's YAML turned into `SettingValue`s, with the line of every key path.
 ///
 /// Parsed by libyaml, event by event. A config file needs none of YAML's graph features, so
 /// anchors, aliases and tags are refused (no alias can expand into a "billion laughs"), as are
@@ -9,7 +9,7 @@ import AppHost
 /// That keeps `required: yes` from silently meaning `true` and keeps the typed accessors strict.
 struct YAMLDocument: Sendable {
     /// The whole document.
-    var root: ConfigValue
+    var root: SettingValue
     /// 1-based lines by full key path (`host.log-level`, `services[1].settings.level`).
     var lines: [String: Int]
 
@@ -52,7 +52,7 @@ struct YAMLDocument: Sendable {
             self.file = file
         }
 
-        mutating func convert(_ node: YAMLEventReader.Located, path: String, depth: Int) throws(ConfigurationError) -> ConfigValue {
+        mutating func convert(_ node: YAMLEventReader.Located, path: String, depth: Int) throws(ConfigurationError) -> SettingValue {
             if lines[path] == nil { lines[path] = node.line }
             switch node.event {
             case .scalar(let text, let anchor, let tag, let plain):
@@ -66,7 +66,7 @@ struct YAMLDocument: Sendable {
             case .sequenceStart(let anchor, let tag):
                 try refuse(anchor: anchor, tag: tag, at: node, path: path)
                 try checkDepth(depth, at: node, path: path)
-                var items: [ConfigValue] = []
+                var items: [SettingValue] = []
                 while true {
                     let item = try reader.next()
                     if case .sequenceEnd = item.event { break }
@@ -76,7 +76,7 @@ struct YAMLDocument: Sendable {
             case .mappingStart(let anchor, let tag):
                 try refuse(anchor: anchor, tag: tag, at: node, path: path)
                 try checkDepth(depth, at: node, path: path)
-                var table: [String: ConfigValue] = [:]
+                var table: [String: SettingValue] = [:]
                 var firstLines: [String: Int] = [:]
                 while true {
                     let keyNode = try reader.next()
@@ -142,7 +142,7 @@ struct YAMLDocument: Sendable {
         }
 
         /// A scalar by the YAML 1.2 core schema; quoted and block scalars are always strings.
-        static func value(of text: String, plain: Bool, line: Int, file: String, path: String) throws(ConfigurationError) -> ConfigValue {
+        static func value(of text: String, plain: Bool, line: Int, file: String, path: String) throws(ConfigurationError) -> SettingValue {
             guard plain else { return .string(text) }
             if let value = coreValue(text) {
                 if case .string = value, looksNumeric(text) {
@@ -163,7 +163,7 @@ struct YAMLDocument: Sendable {
         }
 
         /// Core schema resolution of a plain scalar.
-        static func coreValue(_ text: String) -> ConfigValue? {
+        static func coreValue(_ text: String) -> SettingValue? {
             switch text {
             case "", "~", "null", "Null", "NULL": return .null
             case "true", "True", "TRUE": return .bool(true)
@@ -174,7 +174,7 @@ struct YAMLDocument: Sendable {
             default: break
             }
             if looksNumeric(text) {
-                return Int(text.first == "+" ? String(text.dropFirst()) : text).map(ConfigValue.int) ?? .string(text)
+                return Int(text.first == "+" ? String(text.dropFirst()) : text).map(SettingValue.int) ?? .string(text)
             }
             if text.hasPrefix("0x"), let value = Int(text.dropFirst(2), radix: 16) { return .int(value) }
             if text.hasPrefix("0o"), let value = Int(text.dropFirst(2), radix: 8) { return .int(value) }

@@ -96,7 +96,7 @@ public final class AnalyticsService: ApplicationService {
 
     // MARK: Hooks
 
-    public func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    public func application(_ application: ApplicationHandle, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         guard let stateDirectory = application.stateDirectory else {
             throw AnalyticsStore.Failure(path: "-", reason: "analytics needs a state directory (host.state-directory)")
         }
@@ -112,13 +112,13 @@ public final class AnalyticsService: ApplicationService {
         return true
     }
 
-    public func application(_ application: HostedApplication, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    public func application(_ application: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         // The run loop flushes this right after launch, off the readiness path.
         record(.launch, first: options.isFirstLaunch, previousExit: options.previousExit.rawValue)
         return true
     }
 
-    public func applicationDidBecomeActive(_ application: HostedApplication) async throws {
+    public func applicationDidBecomeActive(_ application: ApplicationHandle) async throws {
         state.withLock { state in
             closePhase(&state)
             state.phase = .foreground
@@ -126,11 +126,11 @@ public final class AnalyticsService: ApplicationService {
         }
     }
 
-    public func applicationWillResignActive(_ application: HostedApplication) async throws {
+    public func applicationWillResignActive(_ application: ApplicationHandle) async throws {
         state.withLock { closePhase(&$0) }
     }
 
-    public func applicationDidEnterBackground(_ application: HostedApplication) async throws {
+    public func applicationDidEnterBackground(_ application: ApplicationHandle) async throws {
         state.withLock { state in
             closePhase(&state)
             _ = state.store?.record(.background)
@@ -140,14 +140,14 @@ public final class AnalyticsService: ApplicationService {
         try flush()
     }
 
-    public func applicationWillEnterForeground(_ application: HostedApplication) async throws {
+    public func applicationWillEnterForeground(_ application: ApplicationHandle) async throws {
         state.withLock { state in
             closePhase(&state)
             _ = state.store?.record(.foreground)
         }
     }
 
-    public func applicationDidReceiveMemoryWarning(_ application: HostedApplication, level: MemoryWarningLevel) async throws {
+    public func applicationDidReceiveMemoryWarning(_ application: ApplicationHandle, level: MemoryWarningLevel) async throws {
         state.withLock { state in
             _ = state.store?.record(.memoryWarning, level: level.rawValue)
             // Bank the time so far, so a kill under pressure loses little of it.
@@ -159,11 +159,11 @@ public final class AnalyticsService: ApplicationService {
         try flush()
     }
 
-    public func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws {
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
         record(.sessionLock)
     }
 
-    public func applicationWillTerminate(_ application: HostedApplication) async throws {
+    public func applicationWillTerminate(_ application: ApplicationHandle) async throws {
         let didLaunch = state.withLock { state -> Bool in
             closePhase(&state)
             guard let store = state.store else { return false }
@@ -176,13 +176,13 @@ public final class AnalyticsService: ApplicationService {
         wake.finish()
     }
 
-    public func application(_ application: HostedApplication, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+    public func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
         let settings = try Self.parse(configuration)
         state.withLock { $0.settings = settings }
         return .applied
     }
 
-    public func run(_ application: HostedApplication) async throws {
+    public func run(_ application: ApplicationHandle) async throws {
         let reloads = application.bus.subscribe(to: ConfigurationDidReload.self)
         await withDiscardingTaskGroup { group in
             group.addTask {

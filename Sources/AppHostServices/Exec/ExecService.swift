@@ -159,34 +159,34 @@ public final class ExecService: ApplicationService {
 
     // MARK: Hooks
 
-    public func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    public func application(_ application: ApplicationHandle, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         let settings = currentSettings
         try check(settings)
         try await runIfChosen(.willFinishLaunching, application)
         return true
     }
 
-    public func application(_ application: HostedApplication, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    public func application(_ application: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         try await runIfChosen(.didFinishLaunching, application)
         return true
     }
 
-    public func applicationDidBecomeActive(_ application: HostedApplication) async throws { try await runIfChosen(.didBecomeActive, application) }
-    public func applicationWillResignActive(_ application: HostedApplication) async throws { try await runIfChosen(.willResignActive, application) }
-    public func applicationDidEnterBackground(_ application: HostedApplication) async throws { try await runIfChosen(.didEnterBackground, application) }
-    public func applicationWillEnterForeground(_ application: HostedApplication) async throws { try await runIfChosen(.willEnterForeground, application) }
-    public func applicationDidReceiveMemoryWarning(_ application: HostedApplication, level: MemoryWarningLevel) async throws {
+    public func applicationDidBecomeActive(_ application: ApplicationHandle) async throws { try await runIfChosen(.didBecomeActive, application) }
+    public func applicationWillResignActive(_ application: ApplicationHandle) async throws { try await runIfChosen(.willResignActive, application) }
+    public func applicationDidEnterBackground(_ application: ApplicationHandle) async throws { try await runIfChosen(.didEnterBackground, application) }
+    public func applicationWillEnterForeground(_ application: ApplicationHandle) async throws { try await runIfChosen(.willEnterForeground, application) }
+    public func applicationDidReceiveMemoryWarning(_ application: ApplicationHandle, level: MemoryWarningLevel) async throws {
         try await runIfChosen(.didReceiveMemoryWarning(level), application)
     }
-    public func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws {
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
         try await runIfChosen(.protectedDataWillBecomeUnavailable, application)
     }
-    public func applicationProtectedDataDidBecomeAvailable(_ application: HostedApplication) async throws {
+    public func applicationProtectedDataDidBecomeAvailable(_ application: ApplicationHandle) async throws {
         try await runIfChosen(.protectedDataDidBecomeAvailable, application)
     }
-    public func applicationWillTerminate(_ application: HostedApplication) async throws { try await runIfChosen(.willTerminate, application) }
+    public func applicationWillTerminate(_ application: ApplicationHandle) async throws { try await runIfChosen(.willTerminate, application) }
 
-    public func application(_ application: HostedApplication, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+    public func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
         let settings = try Self.parse(configuration)
         try check(settings)
         try await runIfChosen(.didUpdateConfiguration, application)
@@ -208,7 +208,7 @@ public final class ExecService: ApplicationService {
         }
     }
 
-    private func runIfChosen(_ event: LifecycleEvent, _ application: HostedApplication) async throws {
+    private func runIfChosen(_ event: LifecycleEvent, _ application: ApplicationHandle) async throws {
         let (settings, executable) = state.withLock { ($0.settings, $0.executable) }
         guard settings.runs(on: event), let executable else { return }
         let environment: [String: String] = settings.environment.merging([

@@ -83,21 +83,21 @@ public final class LoggerService: ApplicationService {
 
     // MARK: Hooks
 
-    public func application(_ application: HostedApplication, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    public func application(_ application: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         // The host publishes one launch record for the whole launch, not for services added on reload.
         if application.state == .launching { expectRecord() }
         return true
     }
 
-    public func applicationDidBecomeActive(_ application: HostedApplication) async throws { expectRecord() }
-    public func applicationWillResignActive(_ application: HostedApplication) async throws { expectRecord() }
-    public func applicationDidEnterBackground(_ application: HostedApplication) async throws { expectRecord() }
-    public func applicationWillEnterForeground(_ application: HostedApplication) async throws { expectRecord() }
-    public func applicationDidReceiveMemoryWarning(_ application: HostedApplication, level: MemoryWarningLevel) async throws { expectRecord() }
-    public func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws { expectRecord() }
-    public func applicationProtectedDataDidBecomeAvailable(_ application: HostedApplication) async throws { expectRecord() }
+    public func applicationDidBecomeActive(_ application: ApplicationHandle) async throws { expectRecord() }
+    public func applicationWillResignActive(_ application: ApplicationHandle) async throws { expectRecord() }
+    public func applicationDidEnterBackground(_ application: ApplicationHandle) async throws { expectRecord() }
+    public func applicationWillEnterForeground(_ application: ApplicationHandle) async throws { expectRecord() }
+    public func applicationDidReceiveMemoryWarning(_ application: ApplicationHandle, level: MemoryWarningLevel) async throws { expectRecord() }
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws { expectRecord() }
+    public func applicationProtectedDataDidBecomeAvailable(_ application: ApplicationHandle) async throws { expectRecord() }
 
-    public func applicationWillTerminate(_ application: HostedApplication) async throws {
+    public func applicationWillTerminate(_ application: ApplicationHandle) async throws {
         await waitUntilWritten()
         let settings = state.withLock { state in
             state.hasTerminated = true
@@ -119,7 +119,7 @@ public final class LoggerService: ApplicationService {
         )
     }
 
-    public func application(_ application: HostedApplication, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+    public func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
         let settings = try Self.parse(configuration)
         state.withLock { $0.settings = settings }
         return .applied
@@ -127,7 +127,7 @@ public final class LoggerService: ApplicationService {
 
     /// Writes each record the host publishes. It starts before the launch record is published
     /// (the host starts run loops as services launch), so the trail misses nothing.
-    public func run(_ application: HostedApplication) async throws {
+    public func run(_ application: ApplicationHandle) async throws {
         let stream = application.bus.subscribe(to: LifecycleEventRecord.self)
         state.withLock { $0.isConsuming = true }
         defer { state.withLock { $0.isConsuming = false } }

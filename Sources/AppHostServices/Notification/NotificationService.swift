@@ -91,12 +91,12 @@ public final class NotificationService: ApplicationService {
     // MARK: Hooks
 
     /// From now on, notifications are redacted.
-    public func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws {
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
         lockView.withLock { $0 = true }
     }
 
     /// From now on, notifications show their content again.
-    public func applicationProtectedDataDidBecomeAvailable(_ application: HostedApplication) async throws {
+    public func applicationProtectedDataDidBecomeAvailable(_ application: ApplicationHandle) async throws {
         lockView.withLock { $0 = false }
     }
 
@@ -111,7 +111,7 @@ public final class NotificationService: ApplicationService {
     }
 
     /// Turns bus messages into notifications and delivers them, one at a time.
-    public func run(_ application: HostedApplication) async throws {
+    public func run(_ application: ApplicationHandle) async throws {
         let bus = application.bus
         let subscriptions = Subscriptions(
             records: bus.subscribe(to: LifecycleEventRecord.self),
@@ -155,11 +155,11 @@ public final class NotificationService: ApplicationService {
         }
     }
 
-    private func isLocked(_ application: HostedApplication) -> Bool {
+    private func isLocked(_ application: ApplicationHandle) -> Bool {
         lockView.withLock { $0 } ?? application.isSessionLocked
     }
 
-    private func makeSinks(_ application: HostedApplication) -> [any NotificationSink] {
+    private func makeSinks(_ application: ApplicationHandle) -> [any NotificationSink] {
         sinkNames.map { name -> any NotificationSink in
             switch name {
             case "desktop":

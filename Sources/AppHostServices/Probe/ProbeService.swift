@@ -129,47 +129,47 @@ public final class ProbeService: ApplicationService {
 
     // MARK: Hooks
 
-    public func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    public func application(_ application: ApplicationHandle, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         try await hook(.willFinishLaunching, application)
     }
 
-    public func application(_ application: HostedApplication, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    public func application(_ application: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         try await hook(.didFinishLaunching, application)
     }
 
-    public func applicationDidBecomeActive(_ application: HostedApplication) async throws {
+    public func applicationDidBecomeActive(_ application: ApplicationHandle) async throws {
         _ = try await hook(.didBecomeActive, application)
     }
 
-    public func applicationWillResignActive(_ application: HostedApplication) async throws {
+    public func applicationWillResignActive(_ application: ApplicationHandle) async throws {
         _ = try await hook(.willResignActive, application)
     }
 
-    public func applicationDidEnterBackground(_ application: HostedApplication) async throws {
+    public func applicationDidEnterBackground(_ application: ApplicationHandle) async throws {
         _ = try await hook(.didEnterBackground, application)
     }
 
-    public func applicationWillEnterForeground(_ application: HostedApplication) async throws {
+    public func applicationWillEnterForeground(_ application: ApplicationHandle) async throws {
         _ = try await hook(.willEnterForeground, application)
     }
 
-    public func applicationDidReceiveMemoryWarning(_ application: HostedApplication, level: MemoryWarningLevel) async throws {
+    public func applicationDidReceiveMemoryWarning(_ application: ApplicationHandle, level: MemoryWarningLevel) async throws {
         _ = try await hook(.didReceiveMemoryWarning(level), application)
     }
 
-    public func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws {
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
         _ = try await hook(.protectedDataWillBecomeUnavailable, application)
     }
 
-    public func applicationProtectedDataDidBecomeAvailable(_ application: HostedApplication) async throws {
+    public func applicationProtectedDataDidBecomeAvailable(_ application: ApplicationHandle) async throws {
         _ = try await hook(.protectedDataDidBecomeAvailable, application)
     }
 
-    public func applicationWillTerminate(_ application: HostedApplication) async throws {
+    public func applicationWillTerminate(_ application: ApplicationHandle) async throws {
         _ = try await hook(.willTerminate, application)
     }
 
-    public func application(_ application: HostedApplication, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+    public func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
         // Record and misbehave by the settings in force when the reload arrived.
         let accepted = try await hook(.didUpdateConfiguration, application)
         guard accepted else { return .restartRequired }
@@ -179,7 +179,7 @@ public final class ProbeService: ApplicationService {
     }
 
     /// Records the event, then applies its faults; returns false when a fault refuses.
-    private func hook(_ event: LifecycleEvent, _ application: HostedApplication) async throws -> Bool {
+    private func hook(_ event: LifecycleEvent, _ application: ApplicationHandle) async throws -> Bool {
         let current = currentSettings
         if let path = current.recordTo {
             try Self.append("\(application.serviceName) \(event.name)\n", to: path)

@@ -91,7 +91,7 @@ public final class SessionLockService: ApplicationService {
     // MARK: Hooks
 
     /// Reads the secret; when it is unavailable the session starts locked (never a refusal).
-    public func application(_ application: HostedApplication, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    public func application(_ application: ApplicationHandle, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         if application.isSessionLocked {
             // Launched into a locked session (a reload restarted this service while locked): the
             // secret is read when the session unlocks, by this service on the next foreground.
@@ -113,7 +113,7 @@ public final class SessionLockService: ApplicationService {
 
     /// Locks now, within the host's background request (one `STATUS=` for both), or asks the
     /// run loop to lock after the grace period.
-    public func applicationDidEnterBackground(_ application: HostedApplication) async throws {
+    public func applicationDidEnterBackground(_ application: ApplicationHandle) async throws {
         if gracePeriod <= .zero {
             lock(application, reason: "entered background")
         } else {
@@ -123,7 +123,7 @@ public final class SessionLockService: ApplicationService {
 
     /// Unlocks now, within the host's foreground request, or asks the run loop to cancel a
     /// pending lock and to unlock.
-    public func applicationWillEnterForeground(_ application: HostedApplication) async throws {
+    public func applicationWillEnterForeground(_ application: ApplicationHandle) async throws {
         if gracePeriod <= .zero {
             unlock(application)
         } else {
@@ -133,7 +133,7 @@ public final class SessionLockService: ApplicationService {
 
     /// The session locked, by this service or anyone else: the secret goes, and the next
     /// foreground re-reads it and unlocks.
-    public func applicationProtectedDataWillBecomeUnavailable(_ application: HostedApplication) async throws {
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
         let secret = state.withLock { state -> SessionSecret? in
             state.isLocked = true
             defer { state.secret = nil }
@@ -143,12 +143,12 @@ public final class SessionLockService: ApplicationService {
     }
 
     /// Someone else unlocked the session: read the secret again.
-    public func applicationProtectedDataDidBecomeAvailable(_ application: HostedApplication) async throws {
+    public func applicationProtectedDataDidBecomeAvailable(_ application: ApplicationHandle) async throws {
         requestSink.yield(.hostUnlocked)
     }
 
     /// Wipes the secret before the service goes.
-    public func applicationWillTerminate(_ application: HostedApplication) async throws {
+    public func applicationWillTerminate(_ application: ApplicationHandle) async throws {
         let secret = state.withLock { state -> SessionSecret? in
             defer { state.secret = nil }
             return state.secret
@@ -157,7 +157,7 @@ public final class SessionLockService: ApplicationService {
     }
 
     /// Applies lock requests in order and runs the grace timer.
-    public func run(_ application: HostedApplication) async throws {
+    public func run(_ application: ApplicationHandle) async throws {
         if let problem = state.withLock({ $0.isLocked ? $0.problem : nil }) {
             application.bus.publish(SessionLockDidChange(isLocked: true, reason: "secret unavailable: \(problem)"))
             publishStatus(application, pending: false)
@@ -208,7 +208,7 @@ public final class SessionLockService: ApplicationService {
 
     // MARK: Lock and unlock
 
-    private func lock(_ application: HostedApplication, reason: String) {
+    private func lock(_ application: ApplicationHandle, reason: String) {
         let outcome = state.withLock { state -> (changed: Bool, secret: SessionSecret?) in
             guard !state.isLocked else { return (false, nil) }
             state.isLocked = true
@@ -222,7 +222,7 @@ public final class SessionLockService: ApplicationService {
         publishStatus(application, pending: false)
     }
 
-    private func unlock(_ application: HostedApplication) {
+    private func unlock(_ application: ApplicationHandle) {
         guard isLocked else { return }
         if reloadSecret(application, failure: "session stays locked: the secret") {
             application.logger.info("session unlocked: entered foreground")
@@ -234,7 +234,7 @@ public final class SessionLockService: ApplicationService {
         publishStatus(application, pending: false)
     }
 
-    private func reloadAfterExternalUnlock(_ application: HostedApplication) {
+    private func reloadAfterExternalUnlock(_ application: ApplicationHandle) {
         guard isLocked else { return }
         _ = reloadSecret(application, failure: "the session was unlocked elsewhere, but the secret")
         publishStatus(application, pending: false)
@@ -242,7 +242,7 @@ public final class SessionLockService: ApplicationService {
 
     /// Reads the secret and marks the session unlocked; on failure keeps it locked, records the
     /// problem and logs `failure` followed by the reason. Returns whether it unlocked.
-    private func reloadSecret(_ application: HostedApplication, failure: String) -> Bool {
+    private func reloadSecret(_ application: ApplicationHandle, failure: String) -> Bool {
         do {
             let secret = try source.load(environment: lookUp)
             state.withLock { state in
@@ -258,7 +258,7 @@ public final class SessionLockService: ApplicationService {
         }
     }
 
-    private func publishStatus(_ application: HostedApplication, pending: Bool) {
+    private func publishStatus(_ application: ApplicationHandle, pending: Bool) {
         let snapshot = state.withLock { (isLocked: $0.isLocked, problem: $0.problem) }
         application.bus.publish(SessionLockStatus(isLocked: snapshot.isLocked, isLockPending: pending, problem: snapshot.problem))
     }

@@ -1,6 +1,6 @@
 /// Published by the session-lock service on the bus whenever its view changes: a lock was
 /// scheduled or cancelled, the session locked or unlocked, or an unlock failed. The daemon and
-/// other services can show it; `HostedApplication.isSessionLocked` remains the host's own answer.
+/// other services can show it; `ApplicationHandle.isSessionLocked` remains the host's own answer.
 public struct SessionLockStatus: Sendable, Hashable {
     /// The session is locked (the secret is wiped).
     public let isLocked: Bool

@@ -15,7 +15,7 @@ public enum LifecycleSignalError: Error, Sendable, Equatable, CustomStringConver
             let names = signals.map(LifecycleSignal.name(of:)).joined(separator: ", ")
             return "lifecycle signals not blocked in the calling thread: \(names) "
                 + "(block them before any thread exists: link CApphostdPrelude or call "
-                + "LifecycleSignals.blockInCurrentThread() first thing in main)"
+                + "LifecycleSignalMask.blockInCurrentThread() first thing in main)"
         case .blockFailed(let errno):
             return "pthread_sigmask failed: \(SystemErrorText.describe(errno))"
         case .signalfdFailed(let errno):

@@ -27,7 +27,7 @@ public struct LifecycleSignalService: Service {
         logger: Logger = Logger(label: "apphost.signals"),
         reload: (@Sendable (PluggableApplicationHost) async -> Void)? = nil
     ) throws(LifecycleSignalError) {
-        try LifecycleSignals.blockInCurrentThread()
+        try LifecycleSignalMask.blockInCurrentThread()
         source = try SignalSource()
         // A library thread that waits with every signal unblocked (swift-subprocess's monitor,
         // libdispatch's main queue) would otherwise take a default action: death.

@@ -33,7 +33,7 @@ public final class SignalSource: Sendable {
     /// Like `init()`, and calls `onDelivery` on the reader thread for each signal before it is
     /// yielded, with the sender's pid and the queued value (for logging who asked).
     public init(onDelivery: (@Sendable (SignalDelivery) -> Void)?) throws(LifecycleSignalError) {
-        let missing = LifecycleSignals.unblockedInCurrentThread
+        let missing = LifecycleSignalMask.unblockedInCurrentThread
         guard missing.isEmpty else { throw .notBlocked(signals: missing) }
         let signalFD = apphost_open_lifecycle_signalfd()
         guard signalFD >= 0 else { throw .signalfdFailed(errno: errno) }

@@ -11,12 +11,12 @@ public struct Heartbeat: ApplicationService {
         interval = try configuration.duration("interval") ?? .seconds(30)
     }
 
-    public func application(_ app: HostedApplication, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+    public func application(_ app: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         app.logger.info("launch #\(options.launchCount), previous exit: \(options.previousExit)")
         return true
     }
 
-    public func applicationDidEnterBackground(_ app: HostedApplication) async throws {
+    public func applicationDidEnterBackground(_ app: ApplicationHandle) async throws {
         app.logger.info("flushing before background")
     }
 }

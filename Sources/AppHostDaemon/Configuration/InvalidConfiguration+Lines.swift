@@ -1,6 +1,6 @@
 import AppHost
 
-extension ConfigurationErrors {
+extension InvalidConfiguration {
     /// What the command line prints: one line per problem kept, then how many there were
     /// when more than one, each starting with the command's name.
     func lines(commandName: String) -> [String] {

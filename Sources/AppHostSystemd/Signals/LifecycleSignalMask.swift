@@ -6,7 +6,7 @@ import Glibc
 /// A signal reaches a `signalfd` only while every thread blocks it; a thread that leaves it unblocked
 /// gets the default action instead (for `SIGTERM` and real-time signals: death). Block in the main
 /// thread before any other thread exists, because threads inherit the mask of the thread that made them.
-public enum LifecycleSignals {
+public enum LifecycleSignalMask {
     /// Blocks the lifecycle signals in the calling thread and every thread it creates later.
     public static func blockInCurrentThread() throws(LifecycleSignalError) {
         let result = apphost_block_lifecycle_signals()

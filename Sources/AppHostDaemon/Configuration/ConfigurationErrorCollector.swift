@@ -2,7 +2,7 @@ import AppHost
 
 /// The problems a load found so far. The loader reads on past each one, so that a file's
 /// problems come out together.
-struct ConfigurationProblems {
+struct ConfigurationErrorCollector {
     /// The most problems `errors` keeps; the rest are counted.
     static let shownLimit = 100
 
@@ -13,9 +13,9 @@ struct ConfigurationProblems {
 
     /// The first `shownLimit` problems in file order (by line; those without a line last, in
     /// the order found) and how many more there are, or nil when there are none.
-    var errors: ConfigurationErrors? {
+    var errors: InvalidConfiguration? {
         let ordered = found.enumerated().sorted { ($0.element.line ?? .max, $0.offset) < ($1.element.line ?? .max, $1.offset) }
-        return ConfigurationErrors(ordered.prefix(Self.shownLimit).map(\.element), omitted: max(0, found.count - Self.shownLimit))
+        return InvalidConfiguration(ordered.prefix(Self.shownLimit).map(\.element), omitted: max(0, found.count - Self.shownLimit))
     }
 
     mutating func record(_ error: ConfigurationError) {
@@ -33,11 +33,11 @@ struct ConfigurationProblems {
     }
 
     /// `body`'s result; its error is the only problem there is (the file cannot be read at all).
-    static func alone<Value>(_ body: () throws(ConfigurationError) -> Value) throws(ConfigurationErrors) -> Value {
+    static func alone<Value>(_ body: () throws(ConfigurationError) -> Value) throws(InvalidConfiguration) -> Value {
         do throws(ConfigurationError) {
             return try body()
         } catch {
-            throw ConfigurationErrors(error)
+            throw InvalidConfiguration(error)
         }
     }
 

@@ -2,7 +2,7 @@
 ///
 /// The daemon turns YAML into these; services read them through `ServiceConfiguration`'s typed
 /// accessors, which turn a wrong type into a `ConfigurationError` naming the key.
-public indirect enum ConfigValue: Sendable, Hashable, CustomStringConvertible {
+public indirect enum SettingValue: Sendable, Hashable, CustomStringConvertible {
     /// An empty value (`key:` or `key: null`).
     case null
     /// `true` or `false`.
@@ -14,9 +14,9 @@ public indirect enum ConfigValue: Sendable, Hashable, CustomStringConvertible {
     /// Text, quoted or not; durations such as `5s` are strings until read as durations.
     case string(String)
     /// A list.
-    case array([ConfigValue])
+    case array([SettingValue])
     /// A mapping of keys to values.
-    case table([String: ConfigValue])
+    case table([String: SettingValue])
 
     /// The type's name as an error message says it ("a string", "a list").
     public var typeName: String {

@@ -5,7 +5,7 @@ import Logging
 ///
 /// It plays the part of `UIApplication` in a `UIApplicationDelegate` hook. Each hook gets a fresh
 /// value; the one `run(_:)` gets describes the host when the run loop started.
-public struct HostedApplication: Sendable {
+public struct ApplicationHandle: Sendable {
     /// This service's instance name from the config (`logger`, `analytics`, `nightly-backup`).
     public let serviceName: String
     /// A logger labelled with the service's name.

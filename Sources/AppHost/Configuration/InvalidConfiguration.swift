@@ -1,6 +1,6 @@
 /// Every problem found in one configuration, in the order of the file, so that an operator
 /// fixes them all in one go instead of one per run.
-public struct ConfigurationErrors: Error, Hashable, Sendable, CustomStringConvertible {
+public struct InvalidConfiguration: Error, Hashable, Sendable, CustomStringConvertible {
     /// The problems, at least one, in file order.
     public let errors: [ConfigurationError]
     /// Problems found after `errors`, counted but not kept: a broken file of a megabyte can

@@ -7,7 +7,7 @@ import Synchronization
 /// deadline pass. Then the loop hands the run over: the stuck call's service waits for its late
 /// answer, and the loop starts a new run for the calls after it. A handed-over run stops after
 /// the stuck call and reports its late answer instead.
-final class CallRun: Sendable {
+final class HookRun: Sendable {
     private struct Progress {
         var position = 0
         var startedAt: ContinuousClock.Instant?

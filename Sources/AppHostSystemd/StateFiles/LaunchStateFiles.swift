@@ -9,8 +9,8 @@ import Musl
 /// Keeps what launch options are made of in a state directory: `launch-state.json` (written
 /// atomically) and a `running` marker that exists from launch until a clean exit, so a marker
 /// found at launch means the previous run ended uncleanly.
-public struct LaunchStateStore: LaunchStateStorage {
-    /// What `launch-state.json` holds, read and written by `LaunchStateStore+Record.swift`.
+public struct LaunchStateFiles: LaunchStateStorage {
+    /// What `launch-state.json` holds, read and written by `LaunchStateFiles+Record.swift`.
     struct Record: Equatable {
         var installationID: InstallationID
         var launchCount: Int

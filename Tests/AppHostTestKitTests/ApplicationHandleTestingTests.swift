@@ -6,12 +6,12 @@ import Testing
 private struct ForegroundCounter: ApplicationService {
     struct Counted: Sendable, Equatable { let service: String; let state: ApplicationState }
 
-    func applicationWillEnterForeground(_ application: HostedApplication) async throws {
+    func applicationWillEnterForeground(_ application: ApplicationHandle) async throws {
         application.bus.publish(Counted(service: application.serviceName, state: application.state))
     }
 }
 
-@Suite struct HostedApplicationTestingTests {
+@Suite struct ApplicationHandleTestingTests {
     @Test func aHookCanBeCalledDirectlyWithATestHandle() async throws {
         let bus = MessageBus()
         let counted = bus.subscribe(to: ForegroundCounter.Counted.self)
@@ -21,7 +21,7 @@ private struct ForegroundCounter: ApplicationService {
     }
 
     @Test func theDefaultHandleIsAnActiveFirstLaunch() throws {
-        let application = HostedApplication.testing(configuration: ["interval": "1s"])
+        let application = ApplicationHandle.testing(configuration: ["interval": "1s"])
         #expect(application.state == .active)
         #expect(application.launchOptions?.isFirstLaunch == true)
         #expect(application.launchOptions?.previousExit == LaunchOptions.PreviousExit.none)

@@ -1,6 +1,6 @@
 import AppHost
 
-extension LaunchStateStore.Record {
+extension LaunchStateFiles.Record {
     /// Why `launch-state.json` could not be read.
     struct FormatError: Error, CustomStringConvertible {
         let description: String

@@ -2,7 +2,7 @@ import Logging
 
 /// One hosted service as the host's loop keeps it: the instance, its settings and health, and
 /// the calls queued behind a hook that ran past its deadline.
-struct HostedService {
+struct ServiceSlot {
     let id: Int
     var descriptor: ServiceDescriptor
     let service: any ApplicationService
@@ -25,7 +25,7 @@ struct HostedService {
 
     /// Runs `run(_:)` until it returns or `stop` ends; what it does before it first suspends
     /// is done before this returns, when started with `addImmediateTask`.
-    static func runLoop(of service: any ApplicationService, _ application: HostedApplication, until stop: AsyncStream<Never>) async {
+    static func runLoop(of service: any ApplicationService, _ application: ApplicationHandle, until stop: AsyncStream<Never>) async {
         await withTaskGroup(of: Void.self) { group in
             group.addImmediateTask {
                 do {

@@ -1,6 +1,6 @@
 /// Settings written in Swift the way a config file writes them:
 /// `["interval": "1s", "required": true, "levels": ["warning", "critical"]]`.
-extension ConfigValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+extension SettingValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
     /// `nil` is `.null`, what an empty YAML value gives.
@@ -19,10 +19,10 @@ extension ConfigValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Exp
     public init(stringLiteral value: String) { self = .string(value) }
 
     /// `["a", 1]` is `.array`.
-    public init(arrayLiteral elements: ConfigValue...) { self = .array(elements) }
+    public init(arrayLiteral elements: SettingValue...) { self = .array(elements) }
 
     /// `["key": "value"]` is `.table`; a repeated key keeps the last value.
-    public init(dictionaryLiteral elements: (String, ConfigValue)...) {
+    public init(dictionaryLiteral elements: (String, SettingValue)...) {
         self = .table(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
 }
@@ -30,7 +30,7 @@ extension ConfigValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Exp
 /// A settings section written as a literal: `let settings: ServiceConfiguration = ["interval": "1s"]`.
 extension ServiceConfiguration: ExpressibleByDictionaryLiteral {
     /// The section with these settings, at key path `settings` and no file.
-    public init(dictionaryLiteral elements: (String, ConfigValue)...) {
+    public init(dictionaryLiteral elements: (String, SettingValue)...) {
         self.init(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
 }

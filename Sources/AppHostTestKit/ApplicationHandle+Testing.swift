@@ -1,7 +1,7 @@
 import AppHost
 import Logging
 
-extension HostedApplication {
+extension ApplicationHandle {
     /// A handle like the one the host passes to a hook, so a unit test can call a service's
     /// hooks directly: `try await service.applicationDidEnterBackground(.testing())`.
     ///
@@ -25,8 +25,8 @@ extension HostedApplication {
         serviceCount: Int = 1,
         logger: Logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
         bus: MessageBus = MessageBus()
-    ) -> HostedApplication {
-        HostedApplication(
+    ) -> ApplicationHandle {
+        ApplicationHandle(
             serviceName: serviceName,
             logger: logger,
             configuration: configuration,
