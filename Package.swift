@@ -1,9 +1,10 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+// Linux only: the edge reads signals through signalfd and talks to systemd through libsystemd,
+// so no Apple platform is listed.
 let package = Package(
     name: "apphostd",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "AppHost", targets: ["AppHost"]),
         .library(name: "AppHostSystemd", targets: ["AppHostSystemd"]),

@@ -10,7 +10,6 @@ let parentPackage = Context.packageDirectory
 
 let package = Package(
     name: "apphostd-benchmarks",
-    platforms: [.macOS(.v15)],
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),

@@ -96,7 +96,7 @@ public final class TestHost: Sendable {
         try await host.enterForeground()
     }
 
-    /// Tells every service about memory pressure, as a PSI trigger or the daemon's SIGRTMIN+3 does.
+    /// Tells every service about memory pressure, as a PSI trigger or the daemon's SIGRTMIN+18 does.
     public func receiveMemoryWarning(level: MemoryWarningLevel = .warning) async throws(IllegalTransition) {
         try await host.receiveMemoryWarning(level: level)
     }

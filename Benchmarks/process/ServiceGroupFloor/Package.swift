@@ -6,7 +6,6 @@ import PackageDescription
 
 let package = Package(
     name: "ServiceGroupFloor",
-    platforms: [.macOS(.v15)],
     dependencies: [
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),

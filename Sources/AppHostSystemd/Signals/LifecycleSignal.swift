@@ -2,7 +2,7 @@ import AppHost
 import CAppHostShims
 import Glibc
 
-/// A Linux signal that apphostd turns into a lifecycle transition (see the signal map in CONTRACTS.md).
+/// A Linux signal that apphostd turns into a lifecycle transition (the signal map is in README.md).
 ///
 /// Standard signals coalesce in the kernel, so the toggle (`SIGUSR1`) can lose a flip under a storm;
 /// the explicit real-time transitions queue and are idempotent.

@@ -6,7 +6,7 @@ import Glibc
 /// Why a thread and not a Task: the loops block in `poll()` without a timeout, which would pin a
 /// cooperative-pool thread forever; and a thread made with `pthread_create` inherits the creating
 /// thread's signal mask, which the signal reader relies on. Why not Dispatch: a DispatchSource
-/// signal source loses queued real-time signals (DESIGN.md, measured 91 and 530 of 1,000).
+/// signal source loses queued real-time signals (on Linux: 91 and 530 of 1,000 arrived, in two runs).
 enum PollThread {
     private final class Body: Sendable {
         let name: String

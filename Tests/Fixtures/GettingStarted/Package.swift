@@ -6,7 +6,6 @@ import PackageDescription
 
 let package = Package(
     name: "Heartbeat",
-    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "apphostd", path: "../../.."),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
