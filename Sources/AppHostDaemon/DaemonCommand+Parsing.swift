@@ -1,3 +1,5 @@
+import AppHost
+
 extension DaemonCommand {
     /// Parses `arguments` (without the program name). A path is taken as given, also when it
     /// is not UTF-8 (`RawPath`); a value that starts with `-` needs the `--config=FILE` form.
@@ -38,7 +40,7 @@ extension DaemonCommand {
                 }
                 var message = "unknown option '\(RawPath.displayed(spelled))' for \(subcommand.rawValue)"
                 let names = subcommand.options.map(\.name) + (named ? [] : ["--version"]) + ["--help"]
-                if let guess = ConfigurationLoader.closest(to: spelled, in: names) { message += " (did you mean '\(guess)'?)" }
+                if let guess = Spelling.closest(to: spelled, in: names) { message += " (did you mean '\(guess)'?)" }
                 throw UsageError(message: message, subcommand: subcommand)
             }
             guard values[option.name] == nil else {
@@ -77,7 +79,7 @@ extension DaemonCommand {
     private static func unknownSubcommand(_ name: String) -> UsageError {
         var message = "unknown subcommand '\(RawPath.displayed(name))'"
         let names = Subcommand.allCases.map(\.rawValue)
-        if let guess = ConfigurationLoader.closest(to: name, in: names + ["help"]) {
+        if let guess = Spelling.closest(to: name, in: names + ["help"]) {
             message += " (did you mean '\(guess)'?)"
         } else {
             message += " (subcommands: \(names.joined(separator: ", ")))"

@@ -236,6 +236,32 @@ struct InvalidConfigurationTests {
         #expect(errors?.description.split(separator: "\n").count == 5)
     }
 
+    @Test("every unknown key of a built-in service's settings is reported, not only the first")
+    func everyUnknownSettingOfABuiltinServiceIsReported() {
+        let text = """
+        services:
+          - type: logger
+            settings:
+              levle: debug
+              colour: true
+              level: info
+          - type: analytics
+            settings:
+              flush-intervl: 5s
+              compact-after: 100
+              retention: 7d
+        """
+        let errors = configurationErrors { () throws(InvalidConfiguration) in
+            try DaemonConfiguration(text: text, file: "keys.yaml", registry: BuiltinServices.registry(), environment: [:])
+        }
+        #expect(errors?.errors.map { "\($0.line.map(String.init) ?? "-") \($0.keyPath)" } == [
+            "4 services[0].settings.levle", "5 services[0].settings.colour",
+            "9 services[1].settings.flush-intervl", "11 services[1].settings.retention",
+        ])
+        #expect(errors?.errors.first?.hint == "did you mean level? valid keys: events, level")
+        #expect(errors?.errors[2].hint == "did you mean flush-interval? valid keys: compact-after, flush-interval")
+    }
+
     @Test func aMisspeltServicesKeyIsOneProblemNotTwo() {
         let errors = configurationErrors { () throws(InvalidConfiguration) in
             try DaemonConfiguration(text: "servics:\n  - logger\n", file: "typo.yaml", registry: makeTestRegistry(), environment: [:])

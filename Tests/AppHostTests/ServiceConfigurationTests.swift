@@ -63,8 +63,23 @@ import Testing
         let error = #expect(throws: ConfigurationError.self) { try section.requireOnlyKeys(["record-to", "faults"]) }
         #expect(error?.keyPath == "services[0].settings.fualts")
         #expect(error?.message == "unknown key")
-        #expect(error?.hint == "valid keys: faults, record-to")
+        #expect(error?.hint == "did you mean faults? valid keys: faults, record-to")
         try section.requireOnlyKeys(["record-to", "fualts"])
+    }
+
+    @Test("every unknown key is reported, in file order, a near miss with the key it was meant to be")
+    func everyUnknownKeyIsReported() {
+        let section = ServiceConfiguration(
+            ["levle": .string("debug"), "colour": .bool(true), "events": .array([])],
+            keyPath: "services[0].settings", file: "a.yaml",
+            lines: ["services[0].settings.levle": 4, "services[0].settings.colour": 3, "services[0].settings.events": 5]
+        )
+        let errors = section.unknownKeys(["level", "events"])
+        #expect(errors.map(\.description) == [
+            "a.yaml:3: services[0].settings.colour: unknown key (valid keys: events, level)",
+            "a.yaml:4: services[0].settings.levle: unknown key (did you mean level? valid keys: events, level)",
+        ])
+        #expect(section.unknownKeys(["level", "events", "colour", "levle"]).isEmpty)
     }
 
     @Test func durations() throws {

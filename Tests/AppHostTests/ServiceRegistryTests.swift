@@ -1,5 +1,6 @@
 import AppHost
 import AppHostTestSupport
+import Synchronization
 import Testing
 
 @Suite struct ServiceRegistryTests {
@@ -26,7 +27,7 @@ import Testing
         #expect(error?.description == "/etc/a.yaml:7: services[0].type: unknown service \"loger\" (known services: analytics, flaky, logger)")
     }
 
-    @Test func factoryErrorsBecomeInvalidConfiguration() {
+    @Test func factoryErrorsBecomeConfigurationErrors() {
         let settings = ServiceConfiguration(["flush": .string("soon")], keyPath: "services[1].settings")
         let typed = #expect(throws: ConfigurationError.self) {
             try registry().makeService(type: "analytics", configuration: settings)
@@ -47,6 +48,30 @@ import Testing
         }
         #expect(error?.message == "unknown key")
         #expect(error?.keyPath == "settings.level")
+    }
+
+    @Test("a type registered with its setting keys has every unknown key reported before its factory runs")
+    func registeredSettingKeysReportEveryUnknownKey() throws {
+        var registry = ServiceRegistry()
+        let factoryRuns = Mutex(0)
+        registry.register("timer", settingKeys: ["interval", "jitter"]) { configuration in
+            factoryRuns.withLock { $0 += 1 }
+            try configuration.requireOnlyKeys(["interval", "jitter"])
+            return Nothing()
+        }
+        let settings = ServiceConfiguration(["intervall": .string("5s"), "mode": .string("fast"), "jitter": .string("1s")], keyPath: "services[0].settings")
+        guard case .failure(let invalid) = registry.build(type: "timer", configuration: settings) else {
+            Issue.record("built with two unknown keys")
+            return
+        }
+        #expect(invalid.errors.map(\.keyPath) == ["services[0].settings.intervall", "services[0].settings.mode"])
+        #expect(invalid.errors.first?.hint == "did you mean interval? valid keys: interval, jitter")
+        #expect(factoryRuns.withLock { $0 } == 0)
+        // The throwing API still names the first.
+        let first = #expect(throws: ConfigurationError.self) { try registry.makeService(type: "timer", configuration: settings) }
+        #expect(first?.keyPath == "services[0].settings.intervall")
+        #expect(try registry.makeService(type: "timer", configuration: ServiceConfiguration(["interval": .string("5s")])) is Nothing)
+        #expect(factoryRuns.withLock { $0 } == 1)
     }
 
     @Test func listsAndBuilds() throws {

@@ -49,19 +49,22 @@ public struct ServiceConfiguration: Sendable, Hashable {
         if let first = unknownKeys(allowed).first { throw first }
     }
 
-    /// One error for each key outside `allowed`, in file order, naming the valid ones: for a
-    /// loader that reports every problem of a file at once.
+    /// One error for each key outside `allowed`, in file order, naming the valid ones and, for
+    /// a near miss such as `levle`, the key meant: for a loader that reports every problem of
+    /// a file at once.
     public func unknownKeys(_ allowed: some Collection<String>) -> [ConfigurationError] {
         var allowedSet = Set<String>(minimumCapacity: allowed.count)
         for key in allowed { allowedSet.insert(key) }
         let unknown = values.keys.filter { !allowedSet.contains($0) }
         guard !unknown.isEmpty else { return [] }
-        let hint = allowedSet.isEmpty
-            ? "this service takes no settings"
-            : "valid keys: \(allowedSet.sorted().joined(separator: ", "))"
+        let valid = allowedSet.sorted()
+        let hint = valid.isEmpty ? "this service takes no settings" : "valid keys: \(valid.joined(separator: ", "))"
         return unknown
             .sorted { (lines[path(of: $0)] ?? 0, $0) < (lines[path(of: $1)] ?? 0, $1) }
-            .map { error($0, "unknown key", hint: hint) }
+            .map { key in
+                let guess = Spelling.closest(to: key, in: valid)
+                return error(key, "unknown key", hint: guess.map { "did you mean \($0)? \(hint)" } ?? hint)
+            }
     }
 
     /// A string, or nil when the key is absent.

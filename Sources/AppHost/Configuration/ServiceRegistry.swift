@@ -12,6 +12,9 @@ public struct ServiceRegistry: Sendable {
         public let summary: String
         /// Builds an instance.
         public let factory: Factory
+        /// The keys its settings section may hold, when it was registered with them: then every
+        /// unknown key of a section is reported at once, before the factory runs.
+        public let settingKeys: [String]?
     }
 
     private var entries: [String: Entry] = [:]
@@ -20,16 +23,15 @@ public struct ServiceRegistry: Sendable {
     public init() {}
 
     /// Registers `factory` under `name`; a later registration of the same name replaces it.
-    public mutating func register(_ name: String, summary: String = "", factory: @escaping Factory) {
-        entries[name] = Entry(name: name, summary: summary, factory: factory)
+    /// With `settingKeys`, a section holding other keys is refused with all of them named
+    /// before the factory runs (a factory's own `requireOnlyKeys` stops at the first).
+    public mutating func register(_ name: String, summary: String = "", settingKeys: [String]? = nil, factory: @escaping Factory) {
+        entries[name] = Entry(name: name, summary: summary, factory: factory, settingKeys: settingKeys)
     }
 
     /// Registers a type that needs no settings: any key in its section is refused.
     public mutating func register(_ name: String, summary: String = "", _ make: @escaping @Sendable () -> any ApplicationService) {
-        register(name, summary: summary) { configuration in
-            try configuration.requireOnlyKeys([])
-            return make()
-        }
+        register(name, summary: summary, settingKeys: []) { _ in make() }
     }
 
     /// The registered entries, sorted by name.
@@ -41,19 +43,33 @@ public struct ServiceRegistry: Sendable {
     /// Builds a `type` service from `configuration`.
     /// - Throws: `ConfigurationError` for an unknown type (naming the known ones) or bad settings.
     public func makeService(type: String, configuration: ServiceConfiguration, keyPath: String = "type", line: Int? = nil) throws(ConfigurationError) -> any ApplicationService {
+        switch build(type: type, configuration: configuration, keyPath: keyPath, line: line) {
+        case .success(let service): return service
+        case .failure(let invalid): throw invalid.errors[0]
+        }
+    }
+
+    /// Builds a `type` service, or says everything wrong with its section: every unknown key
+    /// (for a type registered with its `settingKeys`), else what the factory threw.
+    package func build(type: String, configuration: ServiceConfiguration, keyPath: String = "type", line: Int? = nil) -> Result<any ApplicationService, InvalidConfiguration> {
         guard let entry = entries[type] else {
-            throw ConfigurationError(
+            return .failure(InvalidConfiguration(ConfigurationError(
                 file: configuration.file, line: line, keyPath: keyPath,
                 message: "unknown service \"\(type)\"",
                 hint: "known services: \(entries.keys.sorted().joined(separator: ", "))"
-            )
+            )))
+        }
+        if let keys = entry.settingKeys, let unknown = InvalidConfiguration(configuration.unknownKeys(keys)) {
+            return .failure(unknown)
         }
         do {
-            return try entry.factory(configuration)
+            return .success(try entry.factory(configuration))
         } catch let error as ConfigurationError {
-            throw error
+            return .failure(InvalidConfiguration(error))
+        } catch let errors as InvalidConfiguration {
+            return .failure(errors)
         } catch {
-            throw configuration.error(nil, "\(error)")
+            return .failure(InvalidConfiguration(configuration.error(nil, "\(error)")))
         }
     }
 }

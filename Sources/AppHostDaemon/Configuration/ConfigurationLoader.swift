@@ -51,7 +51,7 @@ struct ConfigurationLoader: Sendable {
             ))
         }
         let root = ServiceConfiguration(topLevel, keyPath: "", file: file, lines: document.lines)
-        problems.record(Self.unknownKeys(root, Self.topLevelKeys))
+        problems.record(root.unknownKeys(Self.topLevelKeys))
 
         var configuration = DaemonConfiguration(file: file, stateDirectory: "", services: [])
         readHost(root, into: &configuration, problems: &problems)
@@ -83,7 +83,7 @@ struct ConfigurationLoader: Sendable {
     private func readHost(_ root: ServiceConfiguration, into configuration: inout DaemonConfiguration, problems: inout ConfigurationErrorCollector) {
         let empty = ServiceConfiguration([:], keyPath: "host", file: root.file, lines: root.lines)
         let host = problems.read { () throws(ConfigurationError) in try root.section("host") } ?? empty
-        problems.record(Self.unknownKeys(host, Self.hostKeys))
+        problems.record(host.unknownKeys(Self.hostKeys))
         if let value = problems.read({ () throws(ConfigurationError) in try deadline(host, "hook-deadline") }) {
             configuration.hookDeadline = value
         }
@@ -104,7 +104,7 @@ struct ConfigurationLoader: Sendable {
     }
 
     private func memoryPressure(_ section: ServiceConfiguration, problems: inout ConfigurationErrorCollector) -> DaemonConfiguration.MemoryPressure {
-        problems.record(Self.unknownKeys(section, Self.memoryPressureKeys))
+        problems.record(section.unknownKeys(Self.memoryPressureKeys))
         var result = DaemonConfiguration.MemoryPressure()
         if let enabled = problems.read({ () throws(ConfigurationError) in try section.bool("enabled") }) {
             result.enabled = enabled
@@ -169,7 +169,7 @@ struct ConfigurationLoader: Sendable {
     private func readServices(_ root: ServiceConfiguration, lines: [String: Int], problems: inout ConfigurationErrorCollector) -> [DaemonConfiguration.ServiceEntry] {
         let items: [SettingValue]
         switch root.values["services"] {
-        case nil where root.values.keys.contains(where: { Self.closest(to: $0, in: Self.topLevelKeys) == "services" }):
+        case nil where root.values.keys.contains(where: { Spelling.closest(to: $0, in: Self.topLevelKeys) == "services" }):
             // A misspelt services:, already reported as an unknown key with the right spelling.
             return []
         case nil, .null?:
@@ -235,7 +235,7 @@ struct ConfigurationLoader: Sendable {
             type = shorthand
         case .table(let table):
             let entry = ServiceConfiguration(table, keyPath: path, file: file, lines: lines)
-            problems.record(Self.unknownKeys(entry, Self.serviceKeys))
+            problems.record(entry.unknownKeys(Self.serviceKeys))
             let givenName = problems.read { () throws(ConfigurationError) in try entry.string("name") }
             let givenType = problems.read { () throws(ConfigurationError) in try entry.string("type") }
             isRequired = problems.read { () throws(ConfigurationError) in try entry.bool("required") } ?? false
@@ -276,22 +276,17 @@ struct ConfigurationLoader: Sendable {
         let settingsLines = lines.filter { $0.key == settingsPath || $0.key.hasPrefix(settingsPath + ".") || $0.key.hasPrefix(settingsPath + "[") }
         let settings = ServiceConfiguration(settingsValues, keyPath: settingsPath, file: file, lines: settingsLines)
         // Built once and dropped: the factory validates the settings and has no side effects.
-        do throws(ConfigurationError) {
-            _ = try registry.makeService(type: type, configuration: settings, keyPath: typePath, line: lines[typePath] ?? lines[namePath] ?? line)
-        } catch {
-            var error = error
-            if !registry.contains(type), let guess = Self.closest(to: type, in: registry.entriesByName.map(\.name)) {
-                error.hint = "did you mean \"\(guess)\"? " + (error.hint ?? "")
-            } else if !registry.contains(type), typePath.hasSuffix(".name") {
-                error.hint = "without type:, the name is the service type; add type: with one of the \(knownTypes)"
-            } else if error.hint == "this service takes no settings" {
-                error.hint = "\(type) takes no settings"
-            } else if error.message == "unknown key", let hint = error.hint, hint.hasPrefix("valid keys: ") {
-                let valid = hint.dropFirst("valid keys: ".count).split(separator: ",").map { String($0.drop { $0 == " " }) }
-                let key = String(error.keyPath.split(separator: ".").last ?? "")
-                if let guess = Self.closest(to: key, in: valid) { error.hint = "did you mean \(guess)? " + hint }
+        if case .failure(let invalid) = registry.build(type: type, configuration: settings, keyPath: typePath, line: lines[typePath] ?? lines[namePath] ?? line) {
+            for var error in invalid.errors {
+                if !registry.contains(type), let guess = Spelling.closest(to: type, in: registry.entriesByName.map(\.name)) {
+                    error.hint = "did you mean \"\(guess)\"? " + (error.hint ?? "")
+                } else if !registry.contains(type), typePath.hasSuffix(".name") {
+                    error.hint = "without type:, the name is the service type; add type: with one of the \(knownTypes)"
+                } else if error.hint == "this service takes no settings" {
+                    error.hint = "\(type) takes no settings"
+                }
+                problems.record(error)
             }
-            problems.record(error)
         }
         guard problems.count == found, let name else { return (name, nil) }
         return (name, DaemonConfiguration.ServiceEntry(
@@ -354,41 +349,6 @@ struct ConfigurationLoader: Sendable {
 }
 
 extension ConfigurationLoader {
-    /// One error per key outside `allowed`, each with a "did you mean" for a near miss such as
-    /// `hook-deadlin`.
-    static func unknownKeys(_ section: ServiceConfiguration, _ allowed: [String]) -> [ConfigurationError] {
-        section.unknownKeys(allowed).map { error in
-            var error = error
-            let key = String(error.keyPath.split(separator: ".").last ?? "")
-            if let guess = closest(to: key, in: allowed) {
-                error.hint = "did you mean \(guess)? " + (error.hint ?? "")
-            }
-            return error
-        }
-    }
-
-    /// The candidate within two edits of `word`, if exactly one is closest.
-    static func closest(to word: String, in candidates: [String]) -> String? {
-        let scored = candidates.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= 2 }.sorted { $0.1 < $1.1 }
-        guard let best = scored.first, scored.dropFirst().first?.1 != best.1 else { return nil }
-        return best.0
-    }
-
-    /// Levenshtein distance, for short keys only.
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...b.count {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count]
-    }
-
     /// Whether `text` parses as a duration too long to hold (Duration(configText:) would trap).
     static func isHugeDuration(_ text: String) -> Bool {
         var number = Substring(text.trimmingSpaces)

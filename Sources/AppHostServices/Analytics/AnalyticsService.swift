@@ -20,6 +20,8 @@ import Synchronization
 public final class AnalyticsService: ApplicationService {
     /// The config's `type` for this service.
     public static let typeName = "analytics"
+    /// The keys its `settings:` section may hold.
+    public static let settingKeys = ["flush-interval", "compact-after"]
     /// One line for `apphostd services`.
     public static let summary = "Usage analytics: launches, clean/unclean exits, foreground/background time, transitions, memory warnings; crash-safe log in the state directory"
 
@@ -59,7 +61,7 @@ public final class AnalyticsService: ApplicationService {
 
     /// Validates a settings section strictly.
     public static func parse(_ configuration: ServiceConfiguration) throws(ConfigurationError) -> Settings {
-        try configuration.requireOnlyKeys(["flush-interval", "compact-after"])
+        try configuration.requireOnlyKeys(Self.settingKeys)
         let interval = try configuration.duration("flush-interval") ?? .seconds(60)
         guard interval >= .milliseconds(10) else {
             throw configuration.error("flush-interval", "\(interval.configText) is too short", hint: "at least 10ms; 60s is a good default")

@@ -35,6 +35,8 @@ import Musl
 public final class ExecService: ApplicationService {
     /// The config's `type` for this service.
     public static let typeName = "exec"
+    /// The keys its `settings:` section may hold.
+    public static let settingKeys = ["on", "run", "timeout", "environment", "working-directory"]
     /// One line for `apphostd services`.
     public static let summary = "Runs a program (argv, no shell) on chosen lifecycle events, with a timeout and APPHOST_* environment"
 
@@ -96,7 +98,7 @@ public final class ExecService: ApplicationService {
 
     /// Validates a settings section strictly.
     public static func parse(_ configuration: ServiceConfiguration) throws(ConfigurationError) -> Settings {
-        try configuration.requireOnlyKeys(["on", "run", "timeout", "environment", "working-directory"])
+        try configuration.requireOnlyKeys(Self.settingKeys)
         guard let events = try configuration.strings("on"), !events.isEmpty else {
             throw configuration.error("on", "exec needs the events to run on", hint: "for example on: [didEnterBackground, willTerminate]")
         }

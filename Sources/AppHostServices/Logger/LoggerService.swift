@@ -20,6 +20,8 @@ import Synchronization
 public final class LoggerService: ApplicationService {
     /// The config's `type` for this service.
     public static let typeName = "logger"
+    /// The keys its `settings:` section may hold.
+    public static let settingKeys = ["level", "events"]
     /// One line for `apphostd services`.
     public static let summary = "Audit trail: one structured log record per lifecycle event (states, duration, overruns, failures)"
 
@@ -68,7 +70,7 @@ public final class LoggerService: ApplicationService {
 
     /// Validates a settings section strictly.
     public static func parse(_ configuration: ServiceConfiguration) throws(ConfigurationError) -> Settings {
-        try configuration.requireOnlyKeys(["level", "events"])
+        try configuration.requireOnlyKeys(Self.settingKeys)
         let levels = Logger.Level.allCases.map(\.rawValue)
         let level = try configuration.choice("level", of: levels).flatMap(Logger.Level.init(rawValue:)) ?? .info
         var events: Set<String>?

@@ -24,6 +24,8 @@ import Synchronization
 public final class NotificationService: ApplicationService {
     /// The config's `type` for this service.
     public static let typeName = "notification"
+    /// The keys its `settings:` section may hold.
+    public static let settingKeys = ["on", "sinks", "coalesce-window", "app-name"]
     /// One line for `apphostd services`.
     public static let summary = "Local notifications to the journal and the desktop (D-Bus) about chosen events; redacted while locked"
 
@@ -55,7 +57,7 @@ public final class NotificationService: ApplicationService {
 
     /// Builds the service with `environment` instead of the process environment (for tests).
     init(configuration: ServiceConfiguration, environment: [String: String]?, maximumBackoff: Duration = .seconds(60)) throws(ConfigurationError) {
-        try configuration.requireOnlyKeys(["on", "sinks", "coalesce-window", "app-name"])
+        try configuration.requireOnlyKeys(Self.settingKeys)
         var triggers: Set<NotificationTrigger> = []
         let names = try configuration.strings("on") ?? NotificationTrigger.defaultNames
         for (index, name) in names.enumerated() {

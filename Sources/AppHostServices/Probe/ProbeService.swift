@@ -26,6 +26,8 @@ import Musl
 public final class ProbeService: ApplicationService {
     /// The config's `type` for this service.
     public static let typeName = "probe"
+    /// The keys its `settings:` section may hold.
+    public static let settingKeys = ["record-to", "faults"]
     /// One line for `apphostd services`.
     public static let summary = "Diagnostic: records every lifecycle hook to a file and can misbehave on purpose (deadline and rollback drills)"
 
@@ -99,7 +101,7 @@ public final class ProbeService: ApplicationService {
 
     /// Validates a settings section strictly.
     public static func parse(_ configuration: ServiceConfiguration) throws(ConfigurationError) -> Settings {
-        try configuration.requireOnlyKeys(["record-to", "faults"])
+        try configuration.requireOnlyKeys(Self.settingKeys)
         let recordTo = try configuration.string("record-to")
         if let recordTo, !recordTo.hasPrefix("/") {
             throw configuration.error("record-to", "\"\(recordTo)\" is not an absolute path")

@@ -22,6 +22,8 @@ import Synchronization
 public final class SessionLockService: ApplicationService {
     /// The config's `type` for this service.
     public static let typeName = "session-lock"
+    /// The keys its `settings:` section may hold.
+    public static let settingKeys = ["grace-period", "credential", "secret-file"]
     /// One line for `apphostd services`.
     public static let summary = "Locks the session in the background (after a grace period), wipes the secret, drives protected-data events"
 
@@ -54,7 +56,7 @@ public final class SessionLockService: ApplicationService {
 
     /// Builds the service with `environment` instead of the process environment (for tests).
     init(configuration: ServiceConfiguration, environment: [String: String]?) throws(ConfigurationError) {
-        try configuration.requireOnlyKeys(["grace-period", "credential", "secret-file"])
+        try configuration.requireOnlyKeys(Self.settingKeys)
         gracePeriod = try configuration.duration("grace-period") ?? .zero
         let credential = try configuration.string("credential")
         let file = try configuration.string("secret-file")
