@@ -13,10 +13,12 @@ import Synchronization
 ///     events: [didEnterBackground, willTerminate]  # default: every event
 /// ```
 ///
-/// Records come from the bus (`LifecycleEventRecord`), so they cover every service's hooks.
-/// The `willTerminate` record is written by this service's own `applicationWillTerminate`:
-/// the host publishes that record only after every service was terminated. Reload applies
-/// `level` and `events` live.
+/// Records come from the bus (`LifecycleEventRecord`), so they cover every service's hooks. Each
+/// is written as the host publishes it, on the host's own task, so it lands in the log after the
+/// hooks it describes and before the next event's hooks run: the log is in the order things
+/// happened. The `willTerminate` record is written by this service's own
+/// `applicationWillTerminate`: the host publishes that record only after every service was
+/// terminated. Reload applies `level` and `events` live.
 public final class LoggerService: ApplicationService {
     /// The config's `type` for this service.
     public static let typeName = "logger"
@@ -43,19 +45,11 @@ public final class LoggerService: ApplicationService {
 
     /// Event names `events` may list.
     static let eventNames = LifecycleEvent.allNames + ["didReceiveMemoryWarning"]
-    /// How long `applicationWillTerminate` waits for earlier records to be written.
-    static let drainTimeout: Duration = .seconds(1)
 
     private struct State {
         var settings: Settings
-        var isConsuming = false
-        /// Records the host has published for events this service saw (it sees every event
-        /// before its record is published).
-        var expected = 0
-        var written = 0
-        var hasTerminated = false
-        var nextWaiter = 0
-        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        /// Set from launch until terminate: the records are written as they are published.
+        var observation: MessageBus.Observation?
     }
 
     private let state: Mutex<State>
@@ -86,25 +80,27 @@ public final class LoggerService: ApplicationService {
     // MARK: Hooks
 
     public func application(_ application: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
-        // The host publishes one launch record for the whole launch, not for services added on reload.
-        if application.state == .launching { expectRecord() }
+        // Before the host publishes the launch record (or, for a service added by a reload,
+        // the records of the events it catches up on).
+        let logger = application.logger
+        let observation = application.bus.observe(LifecycleEventRecord.self) { [self] record in
+            let settings = state.withLock { $0.settings }
+            if settings.records(record.event) { Self.write(record, at: settings.level, to: logger) }
+        }
+        let previous = state.withLock { state in
+            defer { state.observation = observation }
+            return state.observation
+        }
+        if let previous { application.bus.stopObserving(previous) }
         return true
     }
 
-    public func applicationDidBecomeActive(_ application: ApplicationHandle) async throws { expectRecord() }
-    public func applicationWillResignActive(_ application: ApplicationHandle) async throws { expectRecord() }
-    public func applicationDidEnterBackground(_ application: ApplicationHandle) async throws { expectRecord() }
-    public func applicationWillEnterForeground(_ application: ApplicationHandle) async throws { expectRecord() }
-    public func applicationDidReceiveMemoryWarning(_ application: ApplicationHandle, level: MemoryWarningLevel) async throws { expectRecord() }
-    public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws { expectRecord() }
-    public func applicationProtectedDataDidBecomeAvailable(_ application: ApplicationHandle) async throws { expectRecord() }
-
     public func applicationWillTerminate(_ application: ApplicationHandle) async throws {
-        await waitUntilWritten()
-        let settings = state.withLock { state in
-            state.hasTerminated = true
-            return state.settings
+        let (settings, observation) = state.withLock { state in
+            defer { state.observation = nil }
+            return (state.settings, state.observation)
         }
+        if let observation { application.bus.stopObserving(observation) }
         let serviceCount = application.serviceCount
         guard application.state == .terminating else {
             application.logger.log(level: settings.level, "audit trail ends: \(application.serviceName) was removed by a reload")
@@ -125,23 +121,6 @@ public final class LoggerService: ApplicationService {
         let settings = try Self.parse(configuration)
         state.withLock { $0.settings = settings }
         return .applied
-    }
-
-    /// Writes each record the host publishes. It starts before the launch record is published
-    /// (the host starts run loops as services launch), so the trail misses nothing.
-    public func run(_ application: ApplicationHandle) async throws {
-        let stream = application.bus.subscribe(to: LifecycleEventRecord.self)
-        state.withLock { $0.isConsuming = true }
-        defer { state.withLock { $0.isConsuming = false } }
-        for await record in stream {
-            let (settings, skip) = state.withLock { state in
-                return (state.settings, record.event == .willTerminate && state.hasTerminated)
-            }
-            if !skip, settings.records(record.event) {
-                Self.write(record, at: settings.level, to: application.logger)
-            }
-            if record.event != .willTerminate { recordWritten() }
-        }
     }
 
     // MARK: Writing
@@ -170,51 +149,5 @@ public final class LoggerService: ApplicationService {
 
     static func services(_ count: Int) -> String {
         count == 1 ? "1 service" : "\(count) services"
-    }
-
-    // MARK: Draining before terminate
-
-    private func expectRecord() {
-        state.withLock { $0.expected += 1 }
-    }
-
-    private func recordWritten() {
-        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.written += 1
-            guard state.written >= state.expected else { return [] }
-            defer { state.waiters = [:] }
-            return Array(state.waiters.values)
-        }
-        for waiter in ready { waiter.resume() }
-    }
-
-    /// Waits (bounded) until `run` wrote every record published so far, so the audit trail is
-    /// complete before the terminate record. Returns at once when no run loop consumes records.
-    private func waitUntilWritten() async {
-        let id = state.withLock { state -> Int? in
-            guard state.isConsuming, state.written < state.expected else { return nil }
-            state.nextWaiter += 1
-            return state.nextWaiter
-        }
-        guard let id else { return }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let done = self.state.withLock { state in
-                        if state.written >= state.expected || !state.isConsuming { return true }
-                        state.waiters[id] = continuation
-                        return false
-                    }
-                    if done { continuation.resume() }
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: Self.drainTimeout)
-                let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
-                waiter?.resume()
-            }
-            await group.next()
-            group.cancelAll()
-        }
     }
 }
