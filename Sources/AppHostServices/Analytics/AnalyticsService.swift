@@ -139,7 +139,7 @@ public final class AnalyticsService: ApplicationService {
             state.phase = .background
             state.phaseStart = .now
         }
-        try flush()
+        try flush(reportingTo: application.logger)
     }
 
     public func applicationWillEnterForeground(_ application: ApplicationHandle) async throws {
@@ -158,7 +158,7 @@ public final class AnalyticsService: ApplicationService {
             state.phase = phase
             state.phaseStart = .now
         }
-        try flush()
+        try flush(reportingTo: application.logger)
     }
 
     public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
@@ -174,7 +174,7 @@ public final class AnalyticsService: ApplicationService {
             return true
         }
         guard didLaunch else { return }
-        try flush()
+        try flush(reportingTo: application.logger)
         wake.finish()
     }
 
@@ -218,6 +218,17 @@ public final class AnalyticsService: ApplicationService {
         }
     }
 
+    /// Flushes, and says at error level what the flush had to repair (a state directory deleted
+    /// under the daemon), whichever flush found it: a hook's or the timer's.
+    private func flush(reportingTo logger: Logger) throws {
+        defer {
+            if let notice = state.withLock({ $0.store?.takeRepairNotice() }) {
+                logger.error("analytics: \(notice)")
+            }
+        }
+        try flush()
+    }
+
     /// Flushes what launch recorded, then sleeps until an event is pending, waits one interval
     /// and flushes; an idle service never wakes up.
     private func flushPeriodically(logger: Logger) async {
@@ -235,12 +246,9 @@ public final class AnalyticsService: ApplicationService {
 
     private func flushLogging(_ logger: Logger) {
         do {
-            try flush()
+            try flush(reportingTo: logger)
         } catch {
             logger.error("analytics flush failed: \(error)")
-        }
-        if let notice = state.withLock({ $0.store?.takeRepairNotice() }) {
-            logger.error("analytics: \(notice)")
         }
     }
 }
