@@ -70,6 +70,21 @@ public final class TestHost: Sendable {
         }
     }
 
+    /// Every `Message` published on the bus from now on, in order: how a test waits for what a
+    /// service does on its own (from its `run(_:)` loop, say). Call it before the action, then
+    /// `await messages.first { … }`, which fails after a timeout instead of hanging:
+    ///
+    /// ```swift
+    /// let beats = host.messages(of: Heartbeat.Beat.self)
+    /// try await host.launched()
+    /// #expect(await beats.first { $0.count == 2 } != nil)
+    /// ```
+    public func messages<Message: Sendable>(of type: Message.Type) -> TestLog<Message> {
+        let log = TestLog<Message>()
+        _ = host.bus.observe(type) { log.append($0) }
+        return log
+    }
+
     /// Waits until `service` received `event` (returns at once when it already did) and returns
     /// that call.
     /// - Throws: `TestHostTimeout` after the host's timeout.

@@ -149,7 +149,7 @@ extension IntegrationSuites {
                 environment: environment, timeout: .seconds(900)
             )
             #expect(test.succeeded, "\(test)")
-            #expect(test.stdout.contains("Test run with 2 tests") && test.stdout.contains("passed"), "\(test)")
+            #expect(test.stdout.contains("Test run with 3 tests") && test.stdout.contains("passed"), "\(test)")
 
             // The test kit links what it needs and no more: a user's test binary that tests a
             // service with it does not link libsystemd (so its machine needs no libsystemd-dev).

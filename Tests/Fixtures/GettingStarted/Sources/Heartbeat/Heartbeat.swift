@@ -1,7 +1,13 @@
 import AppHost
 
-/// Logs each launch and says when it flushes before the background.
-public struct Heartbeat: ApplicationService {
+/// Logs each launch, says when it flushes before the background, and publishes a `Beat` on
+/// the bus every `interval` while it runs.
+public struct Heartbeat: Sendable {
+    /// Published on the bus once per `interval`, counting from 1.
+    public struct Beat: Sendable, Hashable {
+        public let count: Int
+    }
+
     /// Time between two heartbeats.
     public let interval: Duration
 
@@ -10,7 +16,11 @@ public struct Heartbeat: ApplicationService {
         try configuration.requireOnlyKeys(["interval"])
         interval = try configuration.duration("interval") ?? .seconds(30)
     }
+}
 
+// The hooks go in the extension that declares the conformance: there the compiler warns
+// about a hook whose name is nearly right.
+extension Heartbeat: ApplicationService {
     public func application(_ app: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         app.logger.info("launch #\(options.launchCount), previous exit: \(options.previousExit)")
         return true
@@ -18,5 +28,14 @@ public struct Heartbeat: ApplicationService {
 
     public func applicationDidEnterBackground(_ app: ApplicationHandle) async throws {
         app.logger.info("flushing before background")
+    }
+
+    public func run(_ app: ApplicationHandle) async throws {
+        var count = 0
+        while true {
+            try await Task.sleep(for: interval)
+            count += 1
+            app.bus.publish(Beat(count: count))
+        }
     }
 }

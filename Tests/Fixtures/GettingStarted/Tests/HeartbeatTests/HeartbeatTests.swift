@@ -22,3 +22,15 @@ import Testing
     }
     #expect(error?.keyPath == "settings.interval")
 }
+
+@Test func beatsOnTheBusWhileItRuns() async throws {
+    let heartbeat = try Heartbeat(configuration: ["interval": "10ms"])
+    try await withTestHost([ServiceDescriptor(name: "heartbeat", service: heartbeat)]) { host in
+        // Messages from now on; call it before the action that leads to them.
+        let beats = host.messages(of: Heartbeat.Beat.self)
+        try await host.launched()
+        #expect(await beats.first { $0.count == 2 } != nil)
+        // A log record is awaited the same way.
+        #expect(await host.logs.first { $0.message.hasPrefix("launch #1") } != nil)
+    }
+}
