@@ -5,42 +5,108 @@ import ServiceLifecycle
 /// (`READY=1`, `STATUS=`, `RELOADING=1` with `MONOTONIC_USEC=`, `STOPPING=1`,
 /// `EXTEND_TIMEOUT_USEC=`, `ERRNO=`), in order, until the host's run ends.
 ///
+/// The launch's `READY=1` also waits for the program's own `ReadinessCondition`s, so a program
+/// that embeds the host is ready when its other parts are (an HTTP server listening); meanwhile
+/// `STATUS=` says what it waits for.
+///
 /// List it before the host in the `ServiceGroup`: the group shuts its services down in reverse
 /// order, so the host terminates (and reports its last status) before this service is told to end.
 public struct SystemdNotifyService: Service {
     let reports: AsyncStream<HostReport>
     let notifier: SystemdNotifier
     let reloadStatus: String
+    let conditions: [ReadinessCondition]
+
+    /// What the service waits for: the host's next report, or one of the conditions.
+    private enum Input {
+        case report(HostReport)
+        case conditionReady
+    }
 
     /// Takes the host's report stream now, so nothing the host reports once it runs is missed.
-    /// `reloadStatus` is the `STATUS=` that goes with `RELOADING=1`.
-    public init(host: PluggableApplicationHost, notifier: SystemdNotifier, reloadStatus: String = "reloading") {
+    /// `reloadStatus` is the `STATUS=` that goes with `RELOADING=1`; `conditions` hold the
+    /// launch's `READY=1` until each is marked ready.
+    public init(host: PluggableApplicationHost, notifier: SystemdNotifier, reloadStatus: String = "reloading", waitingFor conditions: [ReadinessCondition] = []) {
         self.reports = host.reports
         self.notifier = notifier
         self.reloadStatus = reloadStatus
+        self.conditions = conditions
     }
 
     /// Forwards reports until the host's run ended (a graceful shutdown does not cut it short, so
     /// the last status still goes out), then waits for its turn to shut down.
     public func run() async {
+        let (inputs, input) = AsyncStream<Input>.makeStream()
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await report in reports { input.yield(.report(report)) }
+                input.finish()
+            }
+            for condition in conditions where !condition.isReady {
+                group.addTask {
+                    await condition.waitUntilReady()
+                    input.yield(.conditionReady)
+                }
+            }
+            await forward(inputs)
+            group.cancelAll()
+        }
+        try? await gracefulShutdown()
+    }
+
+    private func forward(_ inputs: AsyncStream<Input>) async {
         // `EXTEND_TIMEOUT_USEC=` for each of a thousand services would be a thousand datagrams:
         // one is sent when the last one is a second old, or when the next step may take longer
         // than the last one allowed for.
         var lastExtension: (at: ContinuousClock.Instant, next: Duration)?
-        for await report in reports {
+        /// The launch's ready status, held while a condition is not ready.
+        var heldReady: HostStatus?
+        var isLaunchReady = false
+        for await input in inputs {
+            let report: HostReport
+            switch input {
+            case .report(let next): report = next
+            case .conditionReady:
+                guard let held = heldReady else { continue }
+                let waiting = conditions.filter { !$0.isReady }
+                if waiting.isEmpty {
+                    heldReady = nil
+                    isLaunchReady = true
+                    notifier.ready(status: held.description)
+                } else {
+                    notifier.status(Self.waiting(held, for: waiting))
+                }
+                continue
+            }
             switch report {
+            case .status(let status) where heldReady != nil:
+                heldReady = status
+                notifier.status(Self.waiting(status, for: conditions.filter { !$0.isReady }))
             case .status(let status), .stopped(let status): notifier.status(status.description)
             case .progress(let next):
                 let now = ContinuousClock.now
                 if let last = lastExtension, now - last.at < .seconds(1), next <= last.next { continue }
                 lastExtension = (now, next)
                 notifier.extendTimeout(by: next + .seconds(1))
-            case .ready(let status): notifier.ready(status: status.description)
+            case .ready(let status):
+                let waiting = isLaunchReady ? [] : conditions.filter { !$0.isReady }
+                if waiting.isEmpty {
+                    isLaunchReady = true
+                    notifier.ready(status: status.description)
+                } else {
+                    heldReady = status
+                    notifier.status(Self.waiting(status, for: waiting))
+                }
             case .reloading: notifier.reloading(status: reloadStatus)
-            case .stopping(let reason): notifier.stopping(status: "stopping (\(reason))")
+            case .stopping(let reason):
+                heldReady = nil
+                notifier.stopping(status: "stopping (\(reason))")
             case .launchFailed(let failure, _): notifier.launchFailed(status: "launch failed: \(failure)", errno: failure.errnoValue)
             }
         }
-        try? await gracefulShutdown()
+    }
+
+    private static func waiting(_ status: HostStatus, for conditions: [ReadinessCondition]) -> String {
+        "\(status.description) · waiting for \(conditions.map(\.name).joined(separator: ", "))"
     }
 }
