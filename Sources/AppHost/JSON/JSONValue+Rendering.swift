@@ -42,7 +42,8 @@ extension JSONValue {
     /// reads back equal. JSON has no infinities or NaN: they are written as `null`.
     static func numberText(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
-        if value.rounded(.towardZero) == value, abs(value) < 9_223_372_036_854_775_807 {
+        // 0x1p63 is 2^63, exactly: every whole number below it in magnitude fits an Int64.
+        if value.rounded(.towardZero) == value, abs(value) < 0x1p63 {
             return String(Int64(value))
         }
         return value.description
