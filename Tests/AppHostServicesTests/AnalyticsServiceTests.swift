@@ -23,7 +23,7 @@ struct AnalyticsServiceTests {
     }
 
     @Test func countsACycleAndTheNextLaunches() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let analytics = try Self.service()
         let running = try await RunningTestHost.start([ServiceDescriptor(name: "analytics", service: analytics)], directory: directory)
@@ -66,7 +66,7 @@ struct AnalyticsServiceTests {
     }
 
     @Test func flushesPendingEventsOnTheInterval() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let analytics = try Self.service(["flush-interval": .string("50ms")])
         let running = try await RunningTestHost.start([ServiceDescriptor(name: "analytics", service: analytics)], directory: directory)
@@ -83,7 +83,7 @@ struct AnalyticsServiceTests {
 
     @Test("a state directory deleted under a running store: the next flush recreates it with every count held in memory")
     func deletedDirectoryIsRecreatedFromMemory() throws {
-        let root = makeTemporaryDirectory()
+        let root = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let directory = root + "/state/analytics"
         let store = try AnalyticsStore(directory: directory)
@@ -105,7 +105,7 @@ struct AnalyticsServiceTests {
     }
 
     @Test func recoveryDropsATornTailAndKeepsEverythingBefore() throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try AnalyticsStore(directory: directory)
         for _ in 0..<5 { _ = store.record(.background) }
@@ -130,7 +130,7 @@ struct AnalyticsServiceTests {
     }
 
     @Test func aCorruptRecordEndsTheGoodPrefix() throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try AnalyticsStore(directory: directory)
         _ = store.record(.reload)
@@ -150,7 +150,7 @@ struct AnalyticsServiceTests {
     /// Stands in for SIGKILL mid-write: the log cut at every byte offset of its last record
     /// still reads, with every earlier record.
     @Test func aKillAtAnyByteOfTheLastRecordKeepsTheEarlierOnes() throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try AnalyticsStore(directory: directory)
         _ = store.record(.launch, first: true, previousExit: "none")
@@ -175,7 +175,7 @@ struct AnalyticsServiceTests {
     }
 
     @Test func compactionKeepsTotalsAndNeverCountsTwice() throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try AnalyticsStore(directory: directory)
         var compacted = false

@@ -44,7 +44,7 @@ struct ExecServiceTests {
     }
 
     @Test func runsTheProgramOnChosenEventsWithItsEnvironment() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let output = directory + "/events.txt"
         let capture = CapturedLogs()
@@ -76,7 +76,7 @@ struct ExecServiceTests {
     }
 
     @Test func aNonZeroExitIsAWarningWithItsCode() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let capture = CapturedLogs()
         let host = try PluggableApplicationHost(
@@ -94,7 +94,7 @@ struct ExecServiceTests {
     }
 
     @Test func aMissingProgramFailsTheLaunchClearly() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let host = try PluggableApplicationHost(
             services: [Self.descriptor("missing", ["on": .array([.string("willTerminate")]), "run": .array([.string("apphost-no-such-program")])])],
@@ -107,7 +107,7 @@ struct ExecServiceTests {
     }
 
     @Test func reloadSwitchesProgramAndEventsLive() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let output = directory + "/events.txt"
         func settings(_ events: [String], _ word: String) -> [String: SettingValue] {

@@ -16,7 +16,7 @@ struct LoggerServiceTests {
 
     /// Runs a host with a logger and a slow probe through a full cycle and returns the audit records.
     static func audit(_ settings: [String: SettingValue] = [:], reloadTo newSettings: [String: SettingValue]? = nil) async throws -> [CapturedLogRecord] {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let capture = CapturedLogs()
         let hang: SettingValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("hang"), "duration": .string("400ms")])])
@@ -71,7 +71,7 @@ struct LoggerServiceTests {
     }
 
     @Test func aFailedLaunchIsInTheTrailAndTheRollbackDoesNotWaitForIt() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let capture = CapturedLogs()
         let refuse: SettingValue = .array([.table(["hook": .string("willFinishLaunching"), "action": .string("refuse")])])
@@ -89,7 +89,7 @@ struct LoggerServiceTests {
     }
 
     @Test func writesTheTrailWhenTheRunLoopNeverStarted() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let capture = CapturedLogs()
         let host = try PluggableApplicationHost(services: [Self.descriptor()], configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"), logger: capture.logger())

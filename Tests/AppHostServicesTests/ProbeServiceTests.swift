@@ -18,7 +18,7 @@ struct RunningTestHost: Sendable {
         directory: String? = nil,
         hookDeadline: Duration = .seconds(5)
     ) async throws -> RunningTestHost {
-        let directory = directory ?? makeTemporaryDirectory()
+        let directory = try directory ?? makeTemporaryDirectory()
         let host = try PluggableApplicationHost(
             services: services,
             configuration: .init(hookDeadline: hookDeadline, launchDeadline: hookDeadline, terminateDeadline: hookDeadline, launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state")
@@ -39,13 +39,6 @@ struct RunningTestHost: Sendable {
     }
 }
 
-/// A fresh directory under the system's temp directory.
-func makeTemporaryDirectory() -> String {
-    let path = FileManager.default.temporaryDirectory.path + "/apphost-test-\(UUID().uuidString)"
-    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
-
 /// The lines of a text file, or none when it is missing.
 func readLines(_ path: String) -> [String] {
     guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
@@ -59,7 +52,7 @@ func probeDescriptor(_ name: String, _ settings: [String: SettingValue], isRequi
 @Suite("probe")
 struct ProbeServiceTests {
     @Test func recordsEveryHookInOrder() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let record = directory + "/probe.log"
         let host = try PluggableApplicationHost(
@@ -86,7 +79,7 @@ struct ProbeServiceTests {
     }
 
     @Test func refuseInRequiredLaunchRollsBack() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let record = directory + "/probe.log"
         let faults: SettingValue = .array([.table(["hook": .string("didFinishLaunching"), "action": .string("refuse")])])
@@ -99,7 +92,7 @@ struct ProbeServiceTests {
     }
 
     @Test func hangOverrunsAndThrowIsReported() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let record = directory + "/probe.log"
         let hang: SettingValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("hang"), "duration": .string("2s")])])
@@ -120,7 +113,7 @@ struct ProbeServiceTests {
     }
 
     @Test func blockHoldsItsThreadForTheDuration() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let faults: SettingValue = .array([.table(["hook": .string("willResignActive"), "action": .string("block"), "duration": .string("300ms")])])
         let host = try PluggableApplicationHost(
@@ -135,7 +128,7 @@ struct ProbeServiceTests {
     }
 
     @Test func reloadAppliesNewFaultsLive() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let record = directory + "/probe.log"
         let host = try PluggableApplicationHost(services: [probeDescriptor("p", ["record-to": .string(record)])], configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"))

@@ -36,13 +36,6 @@ func withRunningHost(
     }
 }
 
-/// A fresh private directory under the system's temp directory.
-func makeSessionTestDirectory() throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("apphost-h4b-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    return path
-}
-
 /// Writes `content` to `path` with `mode`.
 func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
     #expect(FileManager.default.createFile(atPath: path, contents: Data(content.utf8), attributes: [.posixPermissions: mode]))
@@ -57,7 +50,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
     }
 
     @Test func locksOnBackgroundAndUnlocksOnForegroundWithTheSecretReRead() async throws {
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         let path = directory + "/secret"
         try writeSecret("hunter2-session", to: path)
         let service = try lockService(["secret-file": .string(path)])
@@ -90,7 +83,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
     }
 
     @Test func returningWithinTheGracePeriodCancelsTheLock() async throws {
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         let path = directory + "/secret"
         try writeSecret("grace", to: path)
         let service = try lockService(["secret-file": .string(path), "grace-period": .string("300ms")])
@@ -125,7 +118,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
     }
 
     @Test func aMissingSecretKeepsTheSessionLockedAndSaysWhy() async throws {
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         let path = directory + "/absent"
         let service = try lockService(["secret-file": .string(path)])
         let events = TestLog<String>()
@@ -157,7 +150,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
     }
 
     @Test func aSecretFileReadableByOthersIsRefused() async throws {
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         let path = directory + "/secret"
         try writeSecret("too-open", to: path, mode: 0o644)
         let service = try lockService(["secret-file": .string(path)])
@@ -173,7 +166,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
 
     @Test("a secret-file that is a FIFO is refused at once, at launch and at a later unlock, and stop is not held up")
     func aFIFOSecretIsRefusedWithoutBlocking() async throws {
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         let path = directory + "/secret"
         #expect(mkfifo(path, 0o600) == 0)
         let refused = await completes(within: .seconds(5)) {
@@ -209,7 +202,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
 
     @Test("a secret-file larger than 64 KiB is refused without being read into memory")
     func anOversizedSecretIsRefused() throws {
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         let path = directory + "/secret"
         try writeSecret(String(repeating: "x", count: SessionSecret.sizeLimit + 1), to: path, mode: 0o600)
         do {
@@ -224,7 +217,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
 
     @Test("a secret-file owned by another user is refused")
     func aSecretOwnedBySomeoneElseIsRefused() throws {
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         let path = directory + "/secret"
         try writeSecret("theirs", to: path, mode: 0o600)
         guard geteuid() == 0 else {
@@ -241,7 +234,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
     }
 
     @Test func credentialsComeFromTheCredentialsDirectory() async throws {
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         try writeSecret("from-systemd", to: directory + "/session-secret", mode: 0o400)
         let service = try lockService(["credential": .string("session-secret")], environment: ["CREDENTIALS_DIRECTORY": directory])
         let events = TestLog<String>()
@@ -266,7 +259,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
     }
 
     @Test func aLockFromElsewhereWipesTheSecretAndForegroundUnlocks() async throws {
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         let path = directory + "/secret"
         try writeSecret("elsewhere", to: path)
         let service = try lockService(["secret-file": .string(path)])
@@ -293,7 +286,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         SessionSecret.zero(buffer)
         #expect(buffer.allSatisfy { $0 == 0 })
 
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         try writeSecret("sixteen-bytes-ok", to: directory + "/secret")
         let secret = try SessionSecret.read(from: directory + "/secret")
         #expect(secret.count == 16)

@@ -31,7 +31,7 @@ struct LaunchRecorder: ApplicationService {
     }
 
     @Test func firstLaunchThenCleanRestore() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let journal = Journal()
 
@@ -55,7 +55,7 @@ struct LaunchRecorder: ApplicationService {
     }
 
     @Test func uncleanPreviousExit() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let journal = Journal()
 
@@ -78,7 +78,7 @@ struct LaunchRecorder: ApplicationService {
     }
 
     @Test func corruptStateFailsLaunchWithoutLosingIt() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try Data("{not json".utf8).write(to: URL(fileURLWithPath: directory + "/launch-state.json"))
         let journal = Journal()
@@ -105,7 +105,7 @@ struct LaunchRecorder: ApplicationService {
 
     @Test("a launch removes what a killed run left of its atomic writes, and nothing of a live process")
     func leftoversOfKilledWritesAreRemoved() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var child = pid_t()
         var argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
@@ -126,7 +126,7 @@ struct LaunchRecorder: ApplicationService {
 
     @Test("a state directory deleted while running: the clean exit writes the launch state again, so the next launch is a restore")
     func deletedStateDirectoryIsWrittenAgainAtExit() async throws {
-        let root = try temporaryDirectory()
+        let root = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let directory = root + "/state"
         let first = try host(in: directory, journal: Journal())
