@@ -59,11 +59,12 @@ struct ExecServiceTests {
             configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"),
             logger: capture.logger()
         )
-        try await host.launch()
-        try await host.enterBackground()
-        try await host.enterForeground()
-        try await host.receiveMemoryWarning(level: .critical)
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+            try await host.enterBackground()
+            try await host.enterForeground()
+            try await host.receiveMemoryWarning(level: .critical)
+        }
         #expect(readLines(output) == [
             "didEnterBackground background hook 1 extra value \(directory)",
             "didReceiveMemoryWarning.critical active hook 1 extra value \(directory)",
@@ -84,9 +85,10 @@ struct ExecServiceTests {
             configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"),
             logger: capture.logger()
         )
-        try await host.launch()
-        try await host.enterBackground()
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+            try await host.enterBackground()
+        }
         let warning = try #require(capture.all.first { $0.metadata["exit_code"] != nil })
         #expect(warning.metadata["exit_code"] == "3")
         #expect(warning.level == .warning)
@@ -100,8 +102,10 @@ struct ExecServiceTests {
             services: [Self.descriptor("missing", ["on": .array([.string("willTerminate")]), "run": .array([.string("apphost-no-such-program")])])],
             configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state")
         )
-        let failure = await #expect(throws: LaunchFailure.self) { try await host.launch() }
-        #expect("\(failure.map { "\($0)" } ?? "")".contains("\"apphost-no-such-program\" was not found on PATH"))
+        try await host.withRunning {
+            let failure = await #expect(throws: LaunchFailure.self) { try await host.launched() }
+            #expect("\(failure.map { "\($0)" } ?? "")".contains("\"apphost-no-such-program\" was not found on PATH"))
+        }
         #expect(throws: ExecService.Failure.self) { try ExecService.resolve("/nonexistent/program") }
         #expect(try ExecService.resolve("sh", path: "/nonexistent:/bin:/usr/bin").hasSuffix("/sh"))
     }
@@ -114,12 +118,13 @@ struct ExecServiceTests {
             ["on": .array(events.map(SettingValue.string)), "run": .array([.string("/bin/sh"), .string("-c"), .string("echo \(word) $APPHOST_EVENT >> \(output)")])]
         }
         let host = try PluggableApplicationHost(services: [Self.descriptor("hook", settings(["didEnterBackground"], "old"))], configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"))
-        try await host.launch()
-        try await host.enterBackground()
-        let report = try await host.reload([Self.descriptor("hook", settings(["didUpdateConfiguration", "willEnterForeground"], "new"))])
-        #expect(report.updated == ["hook"])
-        try await host.enterForeground()
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+            try await host.enterBackground()
+            let report = try await host.reload([Self.descriptor("hook", settings(["didUpdateConfiguration", "willEnterForeground"], "new"))])
+            #expect(report.updated == ["hook"])
+            try await host.enterForeground()
+        }
         #expect(readLines(output) == ["old didEnterBackground", "new didUpdateConfiguration", "new willEnterForeground"])
     }
 

@@ -94,26 +94,28 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
             ServiceDescriptor(name: "session-lock", service: service),
         ]) { host in
             let stream = host.bus.subscribe(to: SessionLockStatus.self)
-            // Unstructured on purpose: forwards bus messages into the awaitable log until the test ends.
-            let forwarder = Task { for await status in stream { statuses.append(status) } }
-            defer { forwarder.cancel() }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                // Forwards bus messages into the awaitable log until the test is done with them.
+                group.addTask { for await status in stream { statuses.append(status) } }
+                defer { group.cancelAll() }
 
-            try await host.enterBackground()
-            #expect(await statuses.first { $0.isLockPending } != nil)
-            try await host.enterForeground()
-            #expect(await statuses.first { !$0.isLockPending && !$0.isLocked } != nil)
-            // Nothing to await for an absence: give the cancelled timer twice its time to misfire.
-            try await Task.sleep(for: .milliseconds(600))
-            #expect(!events.all.contains { $0.hasPrefix("protectedData") })
-            #expect(service.hasSecret)
-            #expect(!service.isLocked)
+                try await host.enterBackground()
+                #expect(await statuses.first { $0.isLockPending } != nil)
+                try await host.enterForeground()
+                #expect(await statuses.first { !$0.isLockPending && !$0.isLocked } != nil)
+                // Nothing to await for an absence: give the cancelled timer twice its time to misfire.
+                try await Task.sleep(for: .milliseconds(600))
+                #expect(!events.all.contains { $0.hasPrefix("protectedData") })
+                #expect(service.hasSecret)
+                #expect(!service.isLocked)
 
-            // Without a return, the lock comes once the grace period is over, not before.
-            let start = ContinuousClock.now
-            try await host.enterBackground()
-            #expect(await events.first { $0.hasPrefix("protectedDataWillBecomeUnavailable") } != nil)
-            #expect(ContinuousClock.now - start >= .milliseconds(300))
-            #expect(!service.hasSecret)
+                // Without a return, the lock comes once the grace period is over, not before.
+                let start = ContinuousClock.now
+                try await host.enterBackground()
+                #expect(await events.first { $0.hasPrefix("protectedDataWillBecomeUnavailable") } != nil)
+                #expect(ContinuousClock.now - start >= .milliseconds(300))
+                #expect(!service.hasSecret)
+            }
         }
     }
 
