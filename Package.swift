@@ -105,13 +105,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // What the test targets share: running a host beside a test.
+        // What the test targets share: running a host beside a test, temporary directories.
         .target(name: "AppHostTestSupport", dependencies: ["AppHost"], path: "Tests/AppHostTestSupport"),
         // A private dbus-daemon and a fake freedesktop notification server, for the notification
         // service's tests and the integration tests.
         .target(
             name: "NotificationTestSupport",
-            dependencies: ["AppHostTestKit", "CSystemd"],
+            dependencies: ["AppHostTestKit", "AppHostTestSupport", "CSystemd"],
             path: "Tests/NotificationTestSupport"
         ),
         // Stand-ins for server frameworks' type names, for the name-clash test.
@@ -144,6 +144,6 @@ let package = Package(
             exclude: ["BadConfigs"]
         ),
         .testTarget(name: "AppHostTestKitTests", dependencies: ["AppHostTestKit", "AppHost"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["apphostd", "AppHostTestKit", "NotificationTestSupport", "CSystemd"], exclude: ["Support"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["apphostd", "AppHostTestKit", "AppHostTestSupport", "NotificationTestSupport", "CSystemd"], exclude: ["Support"]),
     ]
 )

@@ -1,4 +1,5 @@
 import AppHost
+import AppHostTestSupport
 import Foundation
 import Testing
 @testable import AppHostDaemon
@@ -56,15 +57,8 @@ struct BadConfigCorpusTests {
         #expect(error.description.hasPrefix(path), "the message starts with the file")
     }
 
-    /// A fresh directory for the files that tests must make themselves.
-    private func scratchDirectory() throws -> String {
-        let path = FileManager.default.temporaryDirectory.path + "/apphostd-badconfig-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
-
     @Test func hugeFileIsRefusedUnread() throws {
-        let directory = try scratchDirectory()
+        let directory = try makeTemporaryDirectory("apphostd-badconfig")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/huge.yaml"
         let text = "services:\n  - logger\n" + String(repeating: "# " + String(repeating: "x", count: 97) + "\n", count: 11_000)
@@ -74,7 +68,7 @@ struct BadConfigCorpusTests {
     }
 
     @Test func symlinkLoopSaysELOOP() throws {
-        let directory = try scratchDirectory()
+        let directory = try makeTemporaryDirectory("apphostd-badconfig")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let first = directory + "/a.yaml"
         let second = directory + "/b.yaml"
@@ -86,7 +80,7 @@ struct BadConfigCorpusTests {
     }
 
     @Test func symlinkToAGoodFileLoads() throws {
-        let directory = try scratchDirectory()
+        let directory = try makeTemporaryDirectory("apphostd-badconfig")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let target = directory + "/real.yaml"
         try "services:\n  - logger\n".write(toFile: target, atomically: false, encoding: .utf8)
@@ -103,14 +97,14 @@ struct BadConfigCorpusTests {
     }
 
     @Test func directoryIsNotAConfigFile() throws {
-        let directory = try scratchDirectory()
+        let directory = try makeTemporaryDirectory("apphostd-badconfig")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let error = configurationError { () throws(InvalidConfiguration) in try loader.load(path: directory) }
         #expect(error?.description.hasPrefix("\(directory): is a directory") == true, "\(String(describing: error))")
     }
 
     @Test func fifoIsRefusedWithoutBlocking() throws {
-        let directory = try scratchDirectory()
+        let directory = try makeTemporaryDirectory("apphostd-badconfig")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/fifo.yaml"
         #expect(mkfifo(path, 0o600) == 0)
@@ -119,7 +113,7 @@ struct BadConfigCorpusTests {
     }
 
     @Test func unreadableFileSaysEACCES() throws {
-        let directory = try scratchDirectory()
+        let directory = try makeTemporaryDirectory("apphostd-badconfig")
         defer {
             chmod(directory + "/locked", 0o700)
             try? FileManager.default.removeItem(atPath: directory)

@@ -38,9 +38,10 @@ struct CustomServiceTests {
         #expect(service.interval == .seconds(10))
 
         let host = try PluggableApplicationHost(services: descriptors)
-        try await host.launch()
-        #expect(await host.state == .active)
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+            #expect(await host.state == .active)
+        }
     }
 
     @Test func registeredTypeRefusesUnknownSettingsWithTheValidKeys() {

@@ -1,4 +1,5 @@
 import AppHost
+import AppHostTestSupport
 @testable import AppHostDaemon
 import AppHostServices
 import Foundation
@@ -21,8 +22,7 @@ import Testing
 
     @Test("a config file whose name is not UTF-8 loads; a missing one is named with the byte escaped")
     func nonUTF8ConfigPathLoads() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rawpath-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("rawpath")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let name: [UInt8] = Array("\(directory)/caf".utf8) + [0xE9] + Array(".yaml".utf8)
         let config = "host:\n  state-directory: \(directory)/state\nservices:\n  - logger\n"

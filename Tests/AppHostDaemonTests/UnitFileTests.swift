@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 import Testing
 
@@ -58,8 +59,7 @@ struct UnitFileTests {
         }
         // verify checks that ExecStart's binary exists; check a copy pointing at /bin/true, and
         // the shipped unit separately for that one complaint only.
-        let directory = FileManager.default.temporaryDirectory.path + "/apphostd-unit-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("apphostd-unit")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let text = try String(contentsOfFile: Self.unitPath, encoding: .utf8)
         let copy = directory + "/apphostd.service"

@@ -23,19 +23,19 @@ struct AnalyticsServiceTests {
     }
 
     @Test func countsACycleAndTheNextLaunches() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let analytics = try Self.service()
-        let running = try await RunningTestHost.start([ServiceDescriptor(name: "analytics", service: analytics)], directory: directory)
-        try await running.host.reload([ServiceDescriptor(name: "analytics", service: analytics)])
-        try await running.host.enterBackground()
-        try await running.host.setSessionLocked(true)
-        try await running.host.setSessionLocked(false)
-        try await running.host.enterForeground()
-        try await running.host.receiveMemoryWarning(level: .critical)
-        try await running.host.receiveMemoryWarning(level: .warning)
-        #expect(await eventually { analytics.report?.reloads == 1 })
-        try await running.stop()
+        try await withStatefulHost([ServiceDescriptor(name: "analytics", service: analytics)], directory: directory) { host in
+            try await host.reload([ServiceDescriptor(name: "analytics", service: analytics)])
+            try await host.enterBackground()
+            try await host.setSessionLocked(true)
+            try await host.setSessionLocked(false)
+            try await host.enterForeground()
+            try await host.receiveMemoryWarning(level: .critical)
+            try await host.receiveMemoryWarning(level: .warning)
+            #expect(await eventually { analytics.report?.reloads == 1 })
+        }
 
         let report = try AnalyticsReport.load(stateDirectory: directory + "/state")
         #expect(report.launches == 1)
@@ -50,13 +50,17 @@ struct AnalyticsServiceTests {
         #expect(report == analytics.report)
 
         // A clean second run, then one that ends without terminate (the running marker stays).
-        let second = try await RunningTestHost.start([ServiceDescriptor(name: "analytics", service: try Self.service())], directory: directory)
-        try await second.stop()
+        try await withStatefulHost([ServiceDescriptor(name: "analytics", service: try Self.service())], directory: directory) { _ in }
         let crashed = try PluggableApplicationHost(services: [ServiceDescriptor(name: "analytics", service: try Self.service())], configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"))
-        try await crashed.launch()
-        try await crashed.enterBackground()  // flushes the launch record
-        let third = try await RunningTestHost.start([ServiceDescriptor(name: "analytics", service: try Self.service())], directory: directory)
-        try await third.stop()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try? await crashed.run() }
+            try await crashed.launched()
+            try await crashed.enterBackground()  // flushes the launch record
+            // No terminate: cancelling run() stops the host at once, with no last calls and no
+            // clean exit recorded, as if the process died.
+            group.cancelAll()
+        }
+        try await withStatefulHost([ServiceDescriptor(name: "analytics", service: try Self.service())], directory: directory) { _ in }
         let after = try AnalyticsReport.load(stateDirectory: directory + "/state")
         #expect(after.launches == 4)
         #expect(after.firstLaunches == 1)
@@ -66,24 +70,24 @@ struct AnalyticsServiceTests {
     }
 
     @Test func flushesPendingEventsOnTheInterval() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let analytics = try Self.service(["flush-interval": .string("50ms")])
-        let running = try await RunningTestHost.start([ServiceDescriptor(name: "analytics", service: analytics)], directory: directory)
-        let log = directory + "/state/analytics/events.log"
-        let size = { (try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0 }
-        // The launch record is flushed by the run loop right after launch.
-        #expect(await eventually { AnalyticsReport.load(at: directory)?.launches == 1 })
-        let afterLaunch = size()
-        try await running.host.setSessionLocked(true)  // recorded, not flushed by the hook
-        #expect(await eventually { size() > afterLaunch })
-        #expect(AnalyticsReport.load(at: directory)?.sessionLocks == 1)
-        try await running.stop()
+        try await withStatefulHost([ServiceDescriptor(name: "analytics", service: analytics)], directory: directory) { host in
+            let log = directory + "/state/analytics/events.log"
+            let size = { (try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0 }
+            // The launch record is flushed by the run loop right after launch.
+            #expect(await eventually { AnalyticsReport.load(at: directory)?.launches == 1 })
+            let afterLaunch = size()
+            try await host.setSessionLocked(true)  // recorded, not flushed by the hook
+            #expect(await eventually { size() > afterLaunch })
+            #expect(AnalyticsReport.load(at: directory)?.sessionLocks == 1)
+        }
     }
 
     @Test("a state directory deleted under a running store: the next flush recreates it with every count held in memory")
     func deletedDirectoryIsRecreatedFromMemory() throws {
-        let root = makeTemporaryDirectory()
+        let root = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let directory = root + "/state/analytics"
         let store = try AnalyticsStore(directory: directory)
@@ -105,7 +109,7 @@ struct AnalyticsServiceTests {
     }
 
     @Test func recoveryDropsATornTailAndKeepsEverythingBefore() throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try AnalyticsStore(directory: directory)
         for _ in 0..<5 { _ = store.record(.background) }
@@ -130,7 +134,7 @@ struct AnalyticsServiceTests {
     }
 
     @Test func aCorruptRecordEndsTheGoodPrefix() throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try AnalyticsStore(directory: directory)
         _ = store.record(.reload)
@@ -150,7 +154,7 @@ struct AnalyticsServiceTests {
     /// Stands in for SIGKILL mid-write: the log cut at every byte offset of its last record
     /// still reads, with every earlier record.
     @Test func aKillAtAnyByteOfTheLastRecordKeepsTheEarlierOnes() throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try AnalyticsStore(directory: directory)
         _ = store.record(.launch, first: true, previousExit: "none")
@@ -175,7 +179,7 @@ struct AnalyticsServiceTests {
     }
 
     @Test func compactionKeepsTotalsAndNeverCountsTwice() throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try AnalyticsStore(directory: directory)
         var compacted = false

@@ -44,7 +44,7 @@ struct ExecServiceTests {
     }
 
     @Test func runsTheProgramOnChosenEventsWithItsEnvironment() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let output = directory + "/events.txt"
         let capture = CapturedLogs()
@@ -59,11 +59,12 @@ struct ExecServiceTests {
             configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"),
             logger: capture.logger()
         )
-        try await host.launch()
-        try await host.enterBackground()
-        try await host.enterForeground()
-        try await host.receiveMemoryWarning(level: .critical)
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+            try await host.enterBackground()
+            try await host.enterForeground()
+            try await host.receiveMemoryWarning(level: .critical)
+        }
         #expect(readLines(output) == [
             "didEnterBackground background hook 1 extra value \(directory)",
             "didReceiveMemoryWarning.critical active hook 1 extra value \(directory)",
@@ -76,7 +77,7 @@ struct ExecServiceTests {
     }
 
     @Test func aNonZeroExitIsAWarningWithItsCode() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let capture = CapturedLogs()
         let host = try PluggableApplicationHost(
@@ -84,9 +85,10 @@ struct ExecServiceTests {
             configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"),
             logger: capture.logger()
         )
-        try await host.launch()
-        try await host.enterBackground()
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+            try await host.enterBackground()
+        }
         let warning = try #require(capture.all.first { $0.metadata["exit_code"] != nil })
         #expect(warning.metadata["exit_code"] == "3")
         #expect(warning.level == .warning)
@@ -94,32 +96,35 @@ struct ExecServiceTests {
     }
 
     @Test func aMissingProgramFailsTheLaunchClearly() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let host = try PluggableApplicationHost(
             services: [Self.descriptor("missing", ["on": .array([.string("willTerminate")]), "run": .array([.string("apphost-no-such-program")])])],
             configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state")
         )
-        let failure = await #expect(throws: LaunchFailure.self) { try await host.launch() }
-        #expect("\(failure.map { "\($0)" } ?? "")".contains("\"apphost-no-such-program\" was not found on PATH"))
+        try await host.withRunning {
+            let failure = await #expect(throws: LaunchFailure.self) { try await host.launched() }
+            #expect("\(failure.map { "\($0)" } ?? "")".contains("\"apphost-no-such-program\" was not found on PATH"))
+        }
         #expect(throws: ExecService.Failure.self) { try ExecService.resolve("/nonexistent/program") }
         #expect(try ExecService.resolve("sh", path: "/nonexistent:/bin:/usr/bin").hasSuffix("/sh"))
     }
 
     @Test func reloadSwitchesProgramAndEventsLive() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let output = directory + "/events.txt"
         func settings(_ events: [String], _ word: String) -> [String: SettingValue] {
             ["on": .array(events.map(SettingValue.string)), "run": .array([.string("/bin/sh"), .string("-c"), .string("echo \(word) $APPHOST_EVENT >> \(output)")])]
         }
         let host = try PluggableApplicationHost(services: [Self.descriptor("hook", settings(["didEnterBackground"], "old"))], configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"))
-        try await host.launch()
-        try await host.enterBackground()
-        let report = try await host.reload([Self.descriptor("hook", settings(["didUpdateConfiguration", "willEnterForeground"], "new"))])
-        #expect(report.updated == ["hook"])
-        try await host.enterForeground()
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+            try await host.enterBackground()
+            let report = try await host.reload([Self.descriptor("hook", settings(["didUpdateConfiguration", "willEnterForeground"], "new"))])
+            #expect(report.updated == ["hook"])
+            try await host.enterForeground()
+        }
         #expect(readLines(output) == ["old didEnterBackground", "new didUpdateConfiguration", "new willEnterForeground"])
     }
 

@@ -16,7 +16,7 @@ struct LoggerServiceTests {
 
     /// Runs a host with a logger and a slow probe through a full cycle and returns the audit records.
     static func audit(_ settings: [String: SettingValue] = [:], reloadTo newSettings: [String: SettingValue]? = nil) async throws -> [CapturedLogRecord] {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let capture = CapturedLogs()
         let hang: SettingValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("hang"), "duration": .string("400ms")])])
@@ -71,7 +71,7 @@ struct LoggerServiceTests {
     }
 
     @Test func aFailedLaunchIsInTheTrailAndTheRollbackDoesNotWaitForIt() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let capture = CapturedLogs()
         let refuse: SettingValue = .array([.table(["hook": .string("willFinishLaunching"), "action": .string("refuse")])])
@@ -80,22 +80,25 @@ struct LoggerServiceTests {
             configuration: .init(terminateDeadline: .seconds(2), launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"),
             logger: capture.logger()
         )
-        await #expect(throws: LaunchFailure.self) { try await host.launch() }
-        let trail = capture.all.filter { $0.metadata["from_state"] != nil && $0.metadata["service"] == "logger" }
-        #expect(trail.map { $0.metadata["event"] } == ["didFinishLaunching", "willTerminate"])
-        #expect(trail.first?.metadata["failed"] == "probe")
-        #expect(!capture.all.contains { $0.metadata["overran"] != nil || $0.message.contains("overran") })
-        #expect(!capture.all.contains { $0.message.contains("removed by a reload") })
+        try await host.withRunning {
+            await #expect(throws: LaunchFailure.self) { try await host.launched() }
+            let trail = capture.all.filter { $0.metadata["from_state"] != nil && $0.metadata["service"] == "logger" }
+            #expect(trail.map { $0.metadata["event"] } == ["didFinishLaunching", "willTerminate"])
+            #expect(trail.first?.metadata["failed"] == "probe")
+            #expect(!capture.all.contains { $0.metadata["overran"] != nil || $0.message.contains("overran") })
+            #expect(!capture.all.contains { $0.message.contains("removed by a reload") })
+        }
     }
 
     @Test func writesTheTrailWhenTheRunLoopNeverStarted() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let capture = CapturedLogs()
         let host = try PluggableApplicationHost(services: [Self.descriptor()], configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"), logger: capture.logger())
-        try await host.launch()  // launch() alone starts no run loops
-        try await host.enterBackground()
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+            try await host.enterBackground()
+        }
         let events = capture.all.filter { $0.metadata["from_state"] != nil }.map { $0.metadata["event"] }
         #expect(events == ["didFinishLaunching", "didBecomeActive", "willResignActive", "didEnterBackground", "willTerminate"])
     }

@@ -5,45 +5,22 @@ import AppHostServices
 import Foundation
 import Testing
 
-/// A host that `run()`s beside a test (so service run loops start), with its own temp state
-/// directory; the test drives it with the host's requests and stops it at the end.
-struct RunningTestHost: Sendable {
-    let host: PluggableApplicationHost
-    let task: Task<Void, any Error>
-    let directory: String
-
-    /// Starts a host with `services` and waits until it is active.
-    static func start(
-        _ services: [ServiceDescriptor],
-        directory: String? = nil,
-        hookDeadline: Duration = .seconds(5)
-    ) async throws -> RunningTestHost {
-        let directory = directory ?? makeTemporaryDirectory()
-        let host = try PluggableApplicationHost(
-            services: services,
-            configuration: .init(hookDeadline: hookDeadline, launchDeadline: hookDeadline, terminateDeadline: hookDeadline, launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state")
-        )
-        // Unstructured on purpose: the host runs beside the test, which drives it and awaits the
-        // task in `stop()`.
-        let task = Task {
-            try await host.run()
-        }
+/// Runs a host over `services` (so service run loops start), with its launch state and state
+/// directory in `directory`/state, for the length of `body`: the body starts once the host is
+/// active and drives it with the host's requests; the host is terminated when the body ends.
+func withStatefulHost<Value: Sendable>(
+    _ services: [ServiceDescriptor],
+    directory: String,
+    _ body: (PluggableApplicationHost) async throws -> Value
+) async throws -> Value {
+    let host = try PluggableApplicationHost(
+        services: services,
+        configuration: .init(hookDeadline: .seconds(5), launchDeadline: .seconds(5), terminateDeadline: .seconds(5), launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state")
+    )
+    return try await host.withRunning {
         try await host.launched()
-        return RunningTestHost(host: host, task: task, directory: directory)
+        return try await body(host)
     }
-
-    /// Terminates the host and waits for `run()` to return.
-    func stop() async throws {
-        await host.terminate()
-        try await task.value
-    }
-}
-
-/// A fresh directory under the system's temp directory.
-func makeTemporaryDirectory() -> String {
-    let path = FileManager.default.temporaryDirectory.path + "/apphost-test-\(UUID().uuidString)"
-    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
 }
 
 /// The lines of a text file, or none when it is missing.
@@ -59,20 +36,21 @@ func probeDescriptor(_ name: String, _ settings: [String: SettingValue], isRequi
 @Suite("probe")
 struct ProbeServiceTests {
     @Test func recordsEveryHookInOrder() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let record = directory + "/probe.log"
         let host = try PluggableApplicationHost(
             services: [probeDescriptor("a", ["record-to": .string(record)]), probeDescriptor("b", ["record-to": .string(record)])],
             configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state")
         )
-        try await host.launch()
-        try await host.enterBackground()
-        try await host.enterForeground()
-        try await host.receiveMemoryWarning(level: .critical)
-        try await host.setSessionLocked(true)
-        try await host.setSessionLocked(false)
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+            try await host.enterBackground()
+            try await host.enterForeground()
+            try await host.receiveMemoryWarning(level: .critical)
+            try await host.setSessionLocked(true)
+            try await host.setSessionLocked(false)
+        }
         #expect(readLines(record) == [
             "a willFinishLaunching", "a didFinishLaunching", "b willFinishLaunching", "b didFinishLaunching",
             "a didBecomeActive", "b didBecomeActive",
@@ -86,7 +64,7 @@ struct ProbeServiceTests {
     }
 
     @Test func refuseInRequiredLaunchRollsBack() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let record = directory + "/probe.log"
         let faults: SettingValue = .array([.table(["hook": .string("didFinishLaunching"), "action": .string("refuse")])])
@@ -94,12 +72,14 @@ struct ProbeServiceTests {
             services: [probeDescriptor("a", ["record-to": .string(record)]), probeDescriptor("b", ["record-to": .string(record), "faults": faults])],
             configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state")
         )
-        await #expect(throws: LaunchFailure.self) { try await host.launch() }
-        #expect(readLines(record) == ["a willFinishLaunching", "a didFinishLaunching", "b willFinishLaunching", "b didFinishLaunching", "a willTerminate"])
+        try await host.withRunning {
+            await #expect(throws: LaunchFailure.self) { try await host.launched() }
+            #expect(readLines(record) == ["a willFinishLaunching", "a didFinishLaunching", "b willFinishLaunching", "b didFinishLaunching", "a willTerminate"])
+        }
     }
 
     @Test func hangOverrunsAndThrowIsReported() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let record = directory + "/probe.log"
         let hang: SettingValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("hang"), "duration": .string("2s")])])
@@ -108,44 +88,47 @@ struct ProbeServiceTests {
             services: [probeDescriptor("slow", ["record-to": .string(record), "faults": hang]), probeDescriptor("fast", ["record-to": .string(record), "faults": fail])],
             configuration: .init(hookDeadline: .milliseconds(200), launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state")
         )
-        try await host.launch()
-        let started = ContinuousClock.now
-        try await host.enterBackground()
-        #expect(ContinuousClock.now - started < .seconds(2))
-        #expect(await host.status.lastOverrun?.service == "slow")
-        try await host.receiveMemoryWarning(level: .warning)
-        #expect(await host.status.services.first { $0.name == "fast" }?.lastError?.contains("probe fault") == true)
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+            let started = ContinuousClock.now
+            try await host.enterBackground()
+            #expect(ContinuousClock.now - started < .seconds(2))
+            #expect(await host.status.lastOverrun?.service == "slow")
+            try await host.receiveMemoryWarning(level: .warning)
+            #expect(await host.status.services.first { $0.name == "fast" }?.lastError?.contains("probe fault") == true)
+        }
         #expect(readLines(record).contains("fast didEnterBackground"))
     }
 
     @Test func blockHoldsItsThreadForTheDuration() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let faults: SettingValue = .array([.table(["hook": .string("willResignActive"), "action": .string("block"), "duration": .string("300ms")])])
         let host = try PluggableApplicationHost(
             services: [probeDescriptor("p", ["faults": faults])],
             configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state")
         )
-        try await host.launch()
-        let started = ContinuousClock.now
-        try await host.enterBackground()
-        #expect(ContinuousClock.now - started >= .milliseconds(300))
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+            let started = ContinuousClock.now
+            try await host.enterBackground()
+            #expect(ContinuousClock.now - started >= .milliseconds(300))
+        }
     }
 
     @Test func reloadAppliesNewFaultsLive() async throws {
-        let directory = makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let record = directory + "/probe.log"
         let host = try PluggableApplicationHost(services: [probeDescriptor("p", ["record-to": .string(record)])], configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"))
-        try await host.launch()
-        let faults: SettingValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("throw")])])
-        let report = try await host.reload([probeDescriptor("p", ["record-to": .string(record), "faults": faults])])
-        #expect(report.updated == ["p"])
-        try await host.enterBackground()
-        #expect(await host.status.services[0].lastError?.contains("didEnterBackground") == true)
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+            let faults: SettingValue = .array([.table(["hook": .string("didEnterBackground"), "action": .string("throw")])])
+            let report = try await host.reload([probeDescriptor("p", ["record-to": .string(record), "faults": faults])])
+            #expect(report.updated == ["p"])
+            try await host.enterBackground()
+            #expect(await host.status.services[0].lastError?.contains("didEnterBackground") == true)
+        }
         #expect(readLines(record).contains("p didUpdateConfiguration"))
     }
 

@@ -36,13 +36,6 @@ func withRunningHost(
     }
 }
 
-/// A fresh private directory under the system's temp directory.
-func makeSessionTestDirectory() throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("apphost-h4b-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    return path
-}
-
 /// Writes `content` to `path` with `mode`.
 func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
     #expect(FileManager.default.createFile(atPath: path, contents: Data(content.utf8), attributes: [.posixPermissions: mode]))
@@ -57,7 +50,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
     }
 
     @Test func locksOnBackgroundAndUnlocksOnForegroundWithTheSecretReRead() async throws {
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         let path = directory + "/secret"
         try writeSecret("hunter2-session", to: path)
         let service = try lockService(["secret-file": .string(path)])
@@ -90,7 +83,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
     }
 
     @Test func returningWithinTheGracePeriodCancelsTheLock() async throws {
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         let path = directory + "/secret"
         try writeSecret("grace", to: path)
         let service = try lockService(["secret-file": .string(path), "grace-period": .string("300ms")])
@@ -101,31 +94,33 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
             ServiceDescriptor(name: "session-lock", service: service),
         ]) { host in
             let stream = host.bus.subscribe(to: SessionLockStatus.self)
-            // Unstructured on purpose: forwards bus messages into the awaitable log until the test ends.
-            let forwarder = Task { for await status in stream { statuses.append(status) } }
-            defer { forwarder.cancel() }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                // Forwards bus messages into the awaitable log until the test is done with them.
+                group.addTask { for await status in stream { statuses.append(status) } }
+                defer { group.cancelAll() }
 
-            try await host.enterBackground()
-            #expect(await statuses.first { $0.isLockPending } != nil)
-            try await host.enterForeground()
-            #expect(await statuses.first { !$0.isLockPending && !$0.isLocked } != nil)
-            // Nothing to await for an absence: give the cancelled timer twice its time to misfire.
-            try await Task.sleep(for: .milliseconds(600))
-            #expect(!events.all.contains { $0.hasPrefix("protectedData") })
-            #expect(service.hasSecret)
-            #expect(!service.isLocked)
+                try await host.enterBackground()
+                #expect(await statuses.first { $0.isLockPending } != nil)
+                try await host.enterForeground()
+                #expect(await statuses.first { !$0.isLockPending && !$0.isLocked } != nil)
+                // Nothing to await for an absence: give the cancelled timer twice its time to misfire.
+                try await Task.sleep(for: .milliseconds(600))
+                #expect(!events.all.contains { $0.hasPrefix("protectedData") })
+                #expect(service.hasSecret)
+                #expect(!service.isLocked)
 
-            // Without a return, the lock comes once the grace period is over, not before.
-            let start = ContinuousClock.now
-            try await host.enterBackground()
-            #expect(await events.first { $0.hasPrefix("protectedDataWillBecomeUnavailable") } != nil)
-            #expect(ContinuousClock.now - start >= .milliseconds(300))
-            #expect(!service.hasSecret)
+                // Without a return, the lock comes once the grace period is over, not before.
+                let start = ContinuousClock.now
+                try await host.enterBackground()
+                #expect(await events.first { $0.hasPrefix("protectedDataWillBecomeUnavailable") } != nil)
+                #expect(ContinuousClock.now - start >= .milliseconds(300))
+                #expect(!service.hasSecret)
+            }
         }
     }
 
     @Test func aMissingSecretKeepsTheSessionLockedAndSaysWhy() async throws {
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         let path = directory + "/absent"
         let service = try lockService(["secret-file": .string(path)])
         let events = TestLog<String>()
@@ -157,7 +152,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
     }
 
     @Test func aSecretFileReadableByOthersIsRefused() async throws {
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         let path = directory + "/secret"
         try writeSecret("too-open", to: path, mode: 0o644)
         let service = try lockService(["secret-file": .string(path)])
@@ -173,7 +168,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
 
     @Test("a secret-file that is a FIFO is refused at once, at launch and at a later unlock, and stop is not held up")
     func aFIFOSecretIsRefusedWithoutBlocking() async throws {
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         let path = directory + "/secret"
         #expect(mkfifo(path, 0o600) == 0)
         let refused = await completes(within: .seconds(5)) {
@@ -209,7 +204,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
 
     @Test("a secret-file larger than 64 KiB is refused without being read into memory")
     func anOversizedSecretIsRefused() throws {
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         let path = directory + "/secret"
         try writeSecret(String(repeating: "x", count: SessionSecret.sizeLimit + 1), to: path, mode: 0o600)
         do {
@@ -224,7 +219,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
 
     @Test("a secret-file owned by another user is refused")
     func aSecretOwnedBySomeoneElseIsRefused() throws {
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         let path = directory + "/secret"
         try writeSecret("theirs", to: path, mode: 0o600)
         guard geteuid() == 0 else {
@@ -241,7 +236,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
     }
 
     @Test func credentialsComeFromTheCredentialsDirectory() async throws {
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         try writeSecret("from-systemd", to: directory + "/session-secret", mode: 0o400)
         let service = try lockService(["credential": .string("session-secret")], environment: ["CREDENTIALS_DIRECTORY": directory])
         let events = TestLog<String>()
@@ -266,7 +261,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
     }
 
     @Test func aLockFromElsewhereWipesTheSecretAndForegroundUnlocks() async throws {
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         let path = directory + "/secret"
         try writeSecret("elsewhere", to: path)
         let service = try lockService(["secret-file": .string(path)])
@@ -293,7 +288,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         SessionSecret.zero(buffer)
         #expect(buffer.allSatisfy { $0 == 0 })
 
-        let directory = try makeSessionTestDirectory()
+        let directory = try makeTemporaryDirectory("apphost-session")
         try writeSecret("sixteen-bytes-ok", to: directory + "/secret")
         let secret = try SessionSecret.read(from: directory + "/secret")
         #expect(secret.count == 16)

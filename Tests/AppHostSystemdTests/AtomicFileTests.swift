@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 import Testing
 
@@ -5,7 +6,7 @@ import Testing
 
 @Suite struct AtomicFileTests {
     @Test func makeDirectoryCreatesParentsWithMode0700() throws {
-        let root = try temporaryDirectory()
+        let root = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let nested = root + "/state/apphostd/"
         try AtomicFile.makeDirectory(nested)
@@ -19,7 +20,7 @@ import Testing
     }
 
     @Test func makeDirectoryRefusesAFileInTheWay() throws {
-        let root = try temporaryDirectory()
+        let root = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         try AtomicFile.write(Array("x".utf8), to: root + "/file")
         #expect(throws: AtomicFile.Failure.self) { try AtomicFile.makeDirectory(root + "/file") }
@@ -27,7 +28,7 @@ import Testing
     }
 
     @Test func readGivesTheBytesOrNilForAMissingFile() throws {
-        let root = try temporaryDirectory()
+        let root = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         #expect(try AtomicFile.read(root + "/missing") == nil)
         let large = (0..<100_000).map { UInt8(truncatingIfNeeded: $0) }

@@ -31,81 +31,98 @@ struct LaunchRecorder: ApplicationService {
     }
 
     @Test func firstLaunchThenCleanRestore() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let journal = Journal()
 
         let first = try host(in: directory, journal: journal)
-        let options = try await first.launch()
-        #expect(options.kind == .firstLaunch)
-        #expect(options.isFirstLaunch)
-        #expect(options.launchCount == 1)
-        #expect(options.previousExit == .none)
-        #expect(FileManager.default.fileExists(atPath: directory + "/running"))
-        await first.terminate()
-        #expect(!FileManager.default.fileExists(atPath: directory + "/running"))
+        let options = try await first.withRunning {
+            let options = try await first.launched()
+            #expect(options.kind == .firstLaunch)
+            #expect(options.isFirstLaunch)
+            #expect(options.launchCount == 1)
+            #expect(options.previousExit == .none)
+            #expect(FileManager.default.fileExists(atPath: directory + "/running"))
+            await first.terminate()
+            #expect(!FileManager.default.fileExists(atPath: directory + "/running"))
+            return options
+        }
 
         let second = try host(in: directory, journal: journal)
-        let restored = try await second.launch()
-        #expect(restored.kind == .restore)
-        #expect(restored.launchCount == 2)
-        #expect(restored.previousExit == .clean)
-        #expect(restored.installationID == options.installationID)
-        await second.terminate()
+        try await second.withRunning {
+            let restored = try await second.launched()
+            #expect(restored.kind == .restore)
+            #expect(restored.launchCount == 2)
+            #expect(restored.previousExit == .clean)
+            #expect(restored.installationID == options.installationID)
+        }
     }
 
     @Test func uncleanPreviousExit() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let journal = Journal()
 
         let crashed = try host(in: directory, journal: journal)
-        let options = try await crashed.launch()
-        // No terminate: the process "died" with its running marker in place.
+        let options = try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try? await crashed.run() }
+            let options = try await crashed.launched()
+            // No terminate: cancelling run() stops the host at once, as if the process "died",
+            // with its running marker in place.
+            group.cancelAll()
+            return options
+        }
 
         let next = try host(in: directory, journal: journal)
-        let restored = try await next.launch()
-        #expect(restored.kind == .restore)
-        #expect(restored.launchCount == 2)
-        #expect(restored.previousExit == .unclean)
-        #expect(restored.previousRunEndedUncleanly)
-        #expect(restored.installationID == options.installationID)
-        await next.terminate()
+        try await next.withRunning {
+            let restored = try await next.launched()
+            #expect(restored.kind == .restore)
+            #expect(restored.launchCount == 2)
+            #expect(restored.previousExit == .unclean)
+            #expect(restored.previousRunEndedUncleanly)
+            #expect(restored.installationID == options.installationID)
+        }
 
         let third = try host(in: directory, journal: journal)
-        #expect(try await third.launch().previousExit == .clean)
-        await third.terminate()
+        try await third.withRunning {
+            let options = try await third.launched()
+            #expect(options.previousExit == .clean)
+        }
     }
 
     @Test func corruptStateFailsLaunchWithoutLosingIt() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try Data("{not json".utf8).write(to: URL(fileURLWithPath: directory + "/launch-state.json"))
         let journal = Journal()
         let host = try host(in: directory, journal: journal)
-        let failure = await #expect(throws: LaunchFailure.self) { try await host.launch() }
-        guard case .stateDirectory(let reason)? = failure?.reason else {
-            Issue.record("expected a state directory failure, got \(String(describing: failure))")
-            return
+        try await host.withRunning {
+            let failure = await #expect(throws: LaunchFailure.self) { try await host.launched() }
+            guard case .stateDirectory(let reason)? = failure?.reason else {
+                Issue.record("expected a state directory failure, got \(String(describing: failure))")
+                return
+            }
+            #expect(reason.contains("launch-state.json"))
+            #expect(journal.entries.isEmpty)
+            #expect(await host.state == .notRunning)
+            let kept = try String(contentsOfFile: directory + "/launch-state.json", encoding: .utf8)
+            #expect(kept == "{not json")
         }
-        #expect(reason.contains("launch-state.json"))
-        #expect(journal.entries.isEmpty)
-        #expect(await host.state == .notRunning)
-        #expect(try String(contentsOfFile: directory + "/launch-state.json", encoding: .utf8) == "{not json")
     }
 
     @Test func withoutStateDirectoryEveryLaunchIsFirst() async throws {
         let journal = Journal()
         let host = try host(in: nil, journal: journal)
-        let options = try await host.launch()
-        #expect(options.kind == .firstLaunch)
-        #expect(options.launchCount == 1)
-        await host.terminate()
+        try await host.withRunning {
+            let options = try await host.launched()
+            #expect(options.kind == .firstLaunch)
+            #expect(options.launchCount == 1)
+        }
     }
 
     @Test("a launch removes what a killed run left of its atomic writes, and nothing of a live process")
     func leftoversOfKilledWritesAreRemoved() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var child = pid_t()
         var argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
@@ -118,29 +135,34 @@ struct LaunchRecorder: ApplicationService {
         for path in [dead, live] { #expect(FileManager.default.createFile(atPath: path, contents: Data("{".utf8))) }
 
         let host = try host(in: directory, journal: Journal())
-        #expect(try await host.launch().launchCount == 1)
-        #expect(!FileManager.default.fileExists(atPath: dead), "the dead writer's temporary file is left")
-        #expect(FileManager.default.fileExists(atPath: live), "a live process's temporary file was removed")
-        await host.terminate()
+        try await host.withRunning {
+            let options = try await host.launched()
+            #expect(options.launchCount == 1)
+            #expect(!FileManager.default.fileExists(atPath: dead), "the dead writer's temporary file is left")
+            #expect(FileManager.default.fileExists(atPath: live), "a live process's temporary file was removed")
+        }
     }
 
     @Test("a state directory deleted while running: the clean exit writes the launch state again, so the next launch is a restore")
     func deletedStateDirectoryIsWrittenAgainAtExit() async throws {
-        let root = try temporaryDirectory()
+        let root = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let directory = root + "/state"
         let first = try host(in: directory, journal: Journal())
-        let options = try await first.launch()
-        try FileManager.default.removeItem(atPath: directory)
-        await first.terminate()
+        let options = try await first.withRunning {
+            let options = try await first.launched()
+            try FileManager.default.removeItem(atPath: directory)
+            return options
+        }
         #expect(FileManager.default.fileExists(atPath: directory + "/launch-state.json"))
 
         let next = try host(in: directory, journal: Journal())
-        let restored = try await next.launch()
-        #expect(restored.kind == .restore)
-        #expect(restored.launchCount == 2)
-        #expect(restored.installationID == options.installationID)
-        #expect(restored.previousExit == .clean)
-        await next.terminate()
+        try await next.withRunning {
+            let restored = try await next.launched()
+            #expect(restored.kind == .restore)
+            #expect(restored.launchCount == 2)
+            #expect(restored.installationID == options.installationID)
+            #expect(restored.previousExit == .clean)
+        }
     }
 }

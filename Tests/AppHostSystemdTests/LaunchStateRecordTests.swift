@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 import Testing
 
@@ -48,9 +49,8 @@ import AppHost
 
     @Test("a launch-state file Foundation's JSONEncoder wrote is read and counted on")
     func readsOlderLaunchState() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("launch-state-\(UUID())").path
+        let directory = try makeTemporaryDirectory("launch-state")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let old = #"{"installationID":"D11BDF5B-852E-76B0-7177-4A8B318163E6","lastLaunch":"2026-11-22T08:00:00Z","launchCount":7}"#
         try old.write(toFile: directory + "/launch-state.json", atomically: true, encoding: .utf8)
         let options = try LaunchStateFiles(directory: directory).beginLaunch()

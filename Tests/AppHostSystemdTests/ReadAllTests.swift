@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 import SystemPackage
 import Testing
@@ -8,7 +9,7 @@ import Testing
 struct ReadAllTests {
     /// A file of `count` bytes 0, 1, 2, … opened for reading.
     static func open(_ count: Int) throws -> (FileDescriptor, [UInt8], String) {
-        let path = try temporaryDirectory() + "/file"
+        let path = try makeTemporaryDirectory() + "/file"
         let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0) }
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         return (try FileDescriptor.open(FilePath(path), .readOnly), bytes, path)
@@ -41,7 +42,9 @@ struct ReadAllTests {
 
     @Test("a read error comes back as its Errno")
     func readErrorIsTyped() throws {
-        let directory = try FileDescriptor.open(FilePath(try temporaryDirectory()), .readOnly)
+        let path = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let directory = try FileDescriptor.open(FilePath(path), .readOnly)
         defer { try? directory.close() }
         #expect(throws: Errno.isDirectory) { try directory.readAll(limit: 100) }
     }

@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Dispatch
 import Foundation
 import Glibc
@@ -42,11 +43,7 @@ struct TemporaryDirectory {
     let path: String
 
     init() throws {
-        var template = Array("/tmp/apphost-systemd-tests-XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw POSIXError(.init(rawValue: errno) ?? .EIO)
-        }
-        path = String(cString: made)
+        path = try makeTemporaryDirectory("apphost-systemd-tests")
     }
 
     func file(_ name: String) -> String { path + "/" + name }
@@ -110,9 +107,4 @@ final class DatagramReceiver {
         close(fd)
         if let pathToRemove { unlink(pathToRemove) }
     }
-}
-
-/// A fresh directory's path (removed by the caller), for tests moved here with the file code.
-func temporaryDirectory() throws -> String {
-    try TemporaryDirectory().path
 }

@@ -6,7 +6,6 @@ import Testing
     @Test func stuckHookIsNamedAndLaterEventsWaitBehindIt() async throws {
         let journal = Journal()
         let latch = Latch()
-        defer { latch.open() }
         let probe = ConcurrencyProbe()
         let host = try PluggableApplicationHost(
             services: [
@@ -18,41 +17,44 @@ import Testing
             configuration: .init(hookDeadline: .seconds(2)),
             logger: quietLogger
         )
-        try await host.launch()
-        _ = journal.drain()
+        try await host.withRunning {
+            // Let the held hook go before the scope waits for run(), which waits for it.
+            defer { latch.open() }
+            try await host.launched()
+            _ = journal.drain()
 
-        let clock = ContinuousClock()
-        let start = clock.now
-        #expect(try await host.enterBackground())
-        #expect(clock.now - start < .seconds(2), "the host waited for the stuck hook")
-        #expect(journal.services(for: "didEnterBackground") == ["last", "stuck", "second", "first"])
-        let status = await host.status
-        #expect(status.state == .background)
-        #expect(status.lastOverrun == Overrun(service: "stuck", hook: "applicationDidEnterBackground", deadline: .milliseconds(100)))
-        #expect(status.description.contains("stuck overran applicationDidEnterBackground (100ms)"))
-        _ = journal.drain()
+            let clock = ContinuousClock()
+            let start = clock.now
+            #expect(try await host.enterBackground())
+            #expect(clock.now - start < .seconds(2), "the host waited for the stuck hook")
+            #expect(journal.services(for: "didEnterBackground") == ["last", "stuck", "second", "first"])
+            let status = await host.status
+            #expect(status.state == .background)
+            #expect(status.lastOverrun == Overrun(service: "stuck", hook: "applicationDidEnterBackground", deadline: .milliseconds(100)))
+            #expect(status.description.contains("stuck overran applicationDidEnterBackground (100ms)"))
+            _ = journal.drain()
 
-        #expect(try await host.enterForeground())
-        let foreground = journal.drain()
-        #expect(foreground == ["first:willEnterForeground", "second:willEnterForeground", "last:willEnterForeground",
-                               "first:didBecomeActive", "second:didBecomeActive", "last:didBecomeActive"],
-                "stuck must not get foreground events while its background hook runs")
+            #expect(try await host.enterForeground())
+            let foreground = journal.drain()
+            #expect(foreground == ["first:willEnterForeground", "second:willEnterForeground", "last:willEnterForeground",
+                                   "first:didBecomeActive", "second:didBecomeActive", "last:didBecomeActive"],
+                    "stuck must not get foreground events while its background hook runs")
 
-        latch.open()
-        #expect(await journal.wait(for: "stuck:didBecomeActive"))
-        #expect(journal.drain() == ["stuck:willEnterForeground", "stuck:didBecomeActive"])
-        #expect(probe.maximum == 1, "two hooks of one service ran at once")
-        // stuck may still be finishing didBecomeActive: its willTerminate then queues behind it.
-        await host.terminate()
-        #expect(await journal.wait(for: "stuck:willTerminate"))
-        #expect(Set(journal.services(for: "willTerminate")) == ["last", "stuck", "second", "first"])
-        #expect(probe.maximum == 1)
+            latch.open()
+            #expect(await journal.wait(for: "stuck:didBecomeActive"))
+            #expect(journal.drain() == ["stuck:willEnterForeground", "stuck:didBecomeActive"])
+            #expect(probe.maximum == 1, "two hooks of one service ran at once")
+            // stuck may still be finishing didBecomeActive: its willTerminate then queues behind it.
+            await host.terminate()
+            #expect(await journal.wait(for: "stuck:willTerminate"))
+            #expect(Set(journal.services(for: "willTerminate")) == ["last", "stuck", "second", "first"])
+            #expect(probe.maximum == 1)
+        }
     }
 
     @Test func hostDeadlineAppliesWithoutOverride() async throws {
         let journal = Journal()
         let latch = Latch()
-        defer { latch.open() }
         let host = try PluggableApplicationHost(
             services: [
                 descriptor(Recorder(name: "a", journal: journal)),
@@ -62,18 +64,19 @@ import Testing
             configuration: .init(hookDeadline: .milliseconds(50)),
             logger: quietLogger
         )
-        try await host.launch()
-        try await host.receiveMemoryWarning(level: .warning)
-        #expect(journal.services(for: "didReceiveMemoryWarning.warning") == ["a", "b", "c"])
-        #expect(await host.status.lastOverrun == Overrun(service: "b", hook: "applicationDidReceiveMemoryWarning", deadline: .milliseconds(50)))
-        latch.open()
-        await host.terminate()
+        try await host.withRunning {
+            // Let the held hook go before the scope waits for run(), which waits for it.
+            defer { latch.open() }
+            try await host.launched()
+            try await host.receiveMemoryWarning(level: .warning)
+            #expect(journal.services(for: "didReceiveMemoryWarning.warning") == ["a", "b", "c"])
+            #expect(await host.status.lastOverrun == Overrun(service: "b", hook: "applicationDidReceiveMemoryWarning", deadline: .milliseconds(50)))
+        }
     }
 
     @Test func stuckTerminateDoesNotHoldUpShutdown() async throws {
         let journal = Journal()
         let latch = Latch()
-        defer { latch.open() }
         let host = try PluggableApplicationHost(
             services: [
                 descriptor(Recorder(name: "a", journal: journal)),
@@ -82,11 +85,14 @@ import Testing
             configuration: .init(terminateDeadline: .milliseconds(100)),
             logger: quietLogger
         )
-        try await host.launch()
-        await host.terminate()
-        #expect(journal.services(for: "willTerminate") == ["b", "a"])
-        #expect(await host.state == .notRunning)
-        latch.open()
+        try await host.withRunning {
+            // Let the held hook go before the scope waits for run(), which waits for it.
+            defer { latch.open() }
+            try await host.launched()
+            await host.terminate()
+            #expect(journal.services(for: "willTerminate") == ["b", "a"])
+            #expect(await host.state == .notRunning)
+        }
     }
 
     /// A service that blocks its thread in every hook: the pool may have no thread left for

@@ -17,63 +17,67 @@ import Testing
         let host = try makeHost(names, journal: journal, configuration: configuration)
         let up = names, down = Array(names.reversed())
 
-        try await host.launch()
-        #expect(journal.drain() == ["a:willFinishLaunching", "a:didFinishLaunching", "b:willFinishLaunching", "b:didFinishLaunching",
-                                    "c:willFinishLaunching", "c:didFinishLaunching"] + events(up, "didBecomeActive"))
-        #expect(await host.state == .active)
+        try await host.withRunning {
+            try await host.launched()
+            #expect(journal.drain() == ["a:willFinishLaunching", "a:didFinishLaunching", "b:willFinishLaunching", "b:didFinishLaunching",
+                                        "c:willFinishLaunching", "c:didFinishLaunching"] + events(up, "didBecomeActive"))
+            #expect(await host.state == .active)
 
-        #expect(try await host.enterBackground())
-        #expect(journal.drain() == events(down, "willResignActive") + events(down, "didEnterBackground"))
-        #expect(await host.state == .background)
+            #expect(try await host.enterBackground())
+            #expect(journal.drain() == events(down, "willResignActive") + events(down, "didEnterBackground"))
+            #expect(await host.state == .background)
 
-        #expect(try await host.enterForeground())
-        #expect(journal.drain() == events(up, "willEnterForeground") + events(up, "didBecomeActive"))
-        #expect(await host.state == .active)
+            #expect(try await host.enterForeground())
+            #expect(journal.drain() == events(up, "willEnterForeground") + events(up, "didBecomeActive"))
+            #expect(await host.state == .active)
 
-        try await host.receiveMemoryWarning(level: .critical)
-        #expect(journal.drain() == events(up, "didReceiveMemoryWarning.critical") + ["host:trimHeap.critical"])
-        #expect(trims.withLock { $0 } == 1)
+            try await host.receiveMemoryWarning(level: .critical)
+            #expect(journal.drain() == events(up, "didReceiveMemoryWarning.critical") + ["host:trimHeap.critical"])
+            #expect(trims.withLock { $0 } == 1)
 
-        #expect(try await host.setSessionLocked(true))
-        #expect(journal.drain() == events(down, "protectedDataWillBecomeUnavailable"))
-        #expect(try await host.setSessionLocked(true) == false)
-        #expect(try await host.setSessionLocked(false))
-        #expect(journal.drain() == events(up, "protectedDataDidBecomeAvailable"))
+            #expect(try await host.setSessionLocked(true))
+            #expect(journal.drain() == events(down, "protectedDataWillBecomeUnavailable"))
+            #expect(try await host.setSessionLocked(true) == false)
+            #expect(try await host.setSessionLocked(false))
+            #expect(journal.drain() == events(up, "protectedDataDidBecomeAvailable"))
 
-        await host.terminate()
-        #expect(journal.drain() == events(down, "willTerminate"))
-        #expect(await host.state == .notRunning)
-        await host.terminate()
-        #expect(journal.drain().isEmpty)
+            await host.terminate()
+            #expect(journal.drain() == events(down, "willTerminate"))
+            #expect(await host.state == .notRunning)
+            await host.terminate()
+            #expect(journal.drain().isEmpty)
+        }
     }
 
     @Test func toggleAlternates() async throws {
         let journal = Journal()
         let host = try makeHost(["a", "b"], journal: journal)
-        try await host.launch()
-        _ = journal.drain()
-        #expect(try await host.toggleBackground() == .background)
-        #expect(journal.drain() == ["b:willResignActive", "a:willResignActive", "b:didEnterBackground", "a:didEnterBackground"])
-        #expect(try await host.toggleBackground() == .active)
-        #expect(journal.drain() == ["a:willEnterForeground", "b:willEnterForeground", "a:didBecomeActive", "b:didBecomeActive"])
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+            _ = journal.drain()
+            #expect(try await host.toggleBackground() == .background)
+            #expect(journal.drain() == ["b:willResignActive", "a:willResignActive", "b:didEnterBackground", "a:didEnterBackground"])
+            #expect(try await host.toggleBackground() == .active)
+            #expect(journal.drain() == ["a:willEnterForeground", "b:willEnterForeground", "a:didBecomeActive", "b:didBecomeActive"])
+        }
     }
 
     @Test func repeatedRequestsEmitNothing() async throws {
         let journal = Journal()
         let host = try makeHost(names, journal: journal)
-        try await host.launch()
-        _ = journal.drain()
+        try await host.withRunning {
+            try await host.launched()
+            _ = journal.drain()
 
-        #expect(try await host.enterForeground() == false)
-        #expect(journal.drain().isEmpty)
+            #expect(try await host.enterForeground() == false)
+            #expect(journal.drain().isEmpty)
 
-        #expect(try await host.enterBackground())
-        #expect(journal.drain().count == 6)
-        #expect(try await host.enterBackground() == false)
-        #expect(journal.drain().isEmpty)
-        #expect(await host.state == .background)
-        await host.terminate()
+            #expect(try await host.enterBackground())
+            #expect(journal.drain().count == 6)
+            #expect(try await host.enterBackground() == false)
+            #expect(journal.drain().isEmpty)
+            #expect(await host.state == .background)
+        }
     }
 
     @Test("requests made before run() wait for the launch and then apply in order")
@@ -83,19 +87,21 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addImmediateTask { try await host.enterBackground() }
             group.addImmediateTask { try await host.receiveMemoryWarning(level: .warning) }
-            try await host.launch()
-            try await group.waitForAll()
+            try await host.withRunning {
+                try await host.launched()
+                try await group.waitForAll()
+                #expect(journal.drain() == ["a:willFinishLaunching", "a:didFinishLaunching", "a:didBecomeActive", "a:willResignActive",
+                                            "a:didEnterBackground", "a:didReceiveMemoryWarning.warning"])
+            }
         }
-        #expect(journal.drain() == ["a:willFinishLaunching", "a:didFinishLaunching", "a:didBecomeActive", "a:willResignActive",
-                                    "a:didEnterBackground", "a:didReceiveMemoryWarning.warning"])
-        await host.terminate()
     }
 
     @Test func requestsAfterTerminateAreIllegal() async throws {
         let journal = Journal()
         let host = try makeHost(names, journal: journal)
-        try await host.launch()
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+        }
         _ = journal.drain()
         await #expect(throws: IllegalTransition.self) { try await host.enterBackground() }
         await #expect(throws: IllegalTransition.self) { try await host.enterForeground() }
@@ -109,9 +115,10 @@ import Testing
     @Test func afterTerminateOnlyAFreshLaunchIsLegal() async throws {
         let journal = Journal()
         let host = try makeHost(names, journal: journal)
-        try await host.launch()
-        await #expect(throws: LaunchFailure.self, "a host runs once") { try await host.run() }
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+            await #expect(throws: LaunchFailure.self, "a host runs once") { try await host.run() }
+        }
         _ = journal.drain()
         await #expect(throws: IllegalTransition.self) { try await host.enterBackground() }
         #expect(journal.drain().isEmpty)
@@ -128,7 +135,6 @@ import Testing
     @Test func statusDescription() async throws {
         let journal = Journal()
         let latch = Latch()
-        defer { latch.open() }
         let host = try PluggableApplicationHost(
             services: [
                 descriptor(Recorder(name: "logger", journal: journal)),
@@ -137,28 +143,31 @@ import Testing
             logger: quietLogger
         )
         #expect(await host.status.description == "notRunning · 2 services")
-        try await host.launch()
-        #expect(await host.status.description == "active · 2 services")
-        try await host.enterBackground()
-        let status = await host.status
-        #expect(status.description == "background · 2 services · slow overran applicationDidEnterBackground (100ms)")
-        #expect(status.lastOverrun == Overrun(service: "slow", hook: "applicationDidEnterBackground", deadline: .milliseconds(100)))
-        #expect(status.services.map(\.name) == ["logger", "slow"])
-        #expect(status.services[1].lastOverrun?.hook == "applicationDidEnterBackground")
-        latch.open()
-        await host.terminate()
+        try await host.withRunning {
+            // Let the held hook go before the scope waits for run(), which waits for it.
+            defer { latch.open() }
+            try await host.launched()
+            #expect(await host.status.description == "active · 2 services")
+            try await host.enterBackground()
+            let status = await host.status
+            #expect(status.description == "background · 2 services · slow overran applicationDidEnterBackground (100ms)")
+            #expect(status.lastOverrun == Overrun(service: "slow", hook: "applicationDidEnterBackground", deadline: .milliseconds(100)))
+            #expect(status.services.map(\.name) == ["logger", "slow"])
+            #expect(status.services[1].lastOverrun?.hook == "applicationDidEnterBackground")
+        }
     }
 
     @Test func statusSaysWhySessionIsLocked() async throws {
         let host = try PluggableApplicationHost(services: [descriptor(Recorder(name: "a", journal: Journal()))], logger: quietLogger)
-        try await host.launch()
-        try await host.setSessionLocked(true, reason: "secret unavailable: /run/x does not exist")
-        #expect(await host.status.description == "active · 1 service · session locked (secret unavailable: /run/x does not exist)")
-        try await host.setSessionLocked(true, reason: "entered background")
-        #expect(await host.status.sessionLockReason == "entered background", "a repeated lock updates the reason")
-        try await host.setSessionLocked(false)
-        #expect(await host.status.description == "active · 1 service")
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+            try await host.setSessionLocked(true, reason: "secret unavailable: /run/x does not exist")
+            #expect(await host.status.description == "active · 1 service · session locked (secret unavailable: /run/x does not exist)")
+            try await host.setSessionLocked(true, reason: "entered background")
+            #expect(await host.status.sessionLockReason == "entered background", "a repeated lock updates the reason")
+            try await host.setSessionLocked(false)
+            #expect(await host.status.description == "active · 1 service")
+        }
     }
 
     @Test("reports: the launch's status, READY with the active status, one status per request, STOPPING, the stopped status")
@@ -166,10 +175,12 @@ import Testing
         let journal = Journal()
         let host = try PluggableApplicationHost(services: [descriptor(Recorder(name: "a", journal: journal))], logger: quietLogger)
         let reports = host.reports
-        try await host.launch()
-        try await host.enterBackground()
-        try await host.enterBackground()
-        await host.terminate(reason: "SIGTERM")
+        try await host.withRunning {
+            try await host.launched()
+            try await host.enterBackground()
+            try await host.enterBackground()
+            await host.terminate(reason: "SIGTERM")
+        }
         var lines: [String] = []
         for await report in reports {
             switch report {
@@ -201,10 +212,11 @@ import Testing
         }
         let journal = Journal()
         let host = try PluggableApplicationHost(services: [ServiceDescriptor(name: "peek", service: Peeker(journal: journal))], logger: quietLogger)
-        try await host.launch()
-        try await host.enterBackground()
-        try await host.setSessionLocked(true)
-        #expect(journal.entries == ["peek:background:1", "locked-before:false"])
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+            try await host.enterBackground()
+            try await host.setSessionLocked(true)
+            #expect(journal.entries == ["peek:background:1", "locked-before:false"])
+        }
     }
 }

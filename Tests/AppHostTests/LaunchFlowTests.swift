@@ -31,28 +31,30 @@ import Testing
             ],
             logger: quietLogger
         )
-        try await host.launch()
-        #expect(journal.services(for: "willFinishLaunching") == ["a", "b", "c", "d", "e"])
-        #expect(journal.services(for: "didFinishLaunching") == ["a", "c", "d", "e"])
-        #expect(journal.services(for: "didBecomeActive") == ["a", "c", "e"])
+        try await host.withRunning {
+            try await host.launched()
+            #expect(journal.services(for: "willFinishLaunching") == ["a", "b", "c", "d", "e"])
+            #expect(journal.services(for: "didFinishLaunching") == ["a", "c", "d", "e"])
+            #expect(journal.services(for: "didBecomeActive") == ["a", "c", "e"])
 
-        let status = await host.status
-        #expect(status.services.filter(\.isEnabled).map(\.name) == ["a", "c", "e"])
-        #expect(status.description.hasPrefix("active · 3 services · disabled: b, d"))
-        guard case .disabled(let reason) = status.services[1].condition else {
-            Issue.record("b should be disabled")
-            return
+            let status = await host.status
+            #expect(status.services.filter(\.isEnabled).map(\.name) == ["a", "c", "e"])
+            #expect(status.description.hasPrefix("active · 3 services · disabled: b, d"))
+            guard case .disabled(let reason) = status.services[1].condition else {
+                Issue.record("b should be disabled")
+                return
+            }
+            #expect(reason.contains("applicationWillFinishLaunching"))
+
+            _ = journal.drain()
+            try await host.enterBackground()
+            try await host.enterForeground()
+            try await host.receiveMemoryWarning(level: .warning)
+            await host.terminate()
+            let later = journal.drain()
+            #expect(!later.contains { $0.hasPrefix("b:") || $0.hasPrefix("d:") })
+            #expect(journal.services(for: "willTerminate") == ["e", "c", "a"])
         }
-        #expect(reason.contains("applicationWillFinishLaunching"))
-
-        _ = journal.drain()
-        try await host.enterBackground()
-        try await host.enterForeground()
-        try await host.receiveMemoryWarning(level: .warning)
-        await host.terminate()
-        let later = journal.drain()
-        #expect(!later.contains { $0.hasPrefix("b:") || $0.hasPrefix("d:") })
-        #expect(journal.services(for: "willTerminate") == ["e", "c", "a"])
     }
 
     @Test func requiredServiceThatThrowsRollsBack() async throws {
@@ -66,19 +68,21 @@ import Testing
             ],
             logger: quietLogger
         )
-        let failure = await #expect(throws: LaunchFailure.self) { try await host.launch() }
-        #expect(failure?.service == "c")
-        #expect(failure?.hook == "applicationDidFinishLaunching")
-        #expect(failure?.reason == .threw("c broke in didFinishLaunching"))
-        #expect(failure?.description == "c failed applicationDidFinishLaunching: c broke in didFinishLaunching")
-        #expect(journal.entries == [
-            "a:willFinishLaunching", "a:didFinishLaunching",
-            "b:willFinishLaunching", "b:didFinishLaunching",
-            "c:willFinishLaunching", "c:didFinishLaunching",
-            "b:willTerminate", "a:willTerminate",
-        ])
-        #expect(await host.state == .notRunning)
-        #expect(await host.status.description.contains("launch failed: c failed applicationDidFinishLaunching"))
+        try await host.withRunning {
+            let failure = await #expect(throws: LaunchFailure.self) { try await host.launched() }
+            #expect(failure?.service == "c")
+            #expect(failure?.hook == "applicationDidFinishLaunching")
+            #expect(failure?.reason == .threw("c broke in didFinishLaunching"))
+            #expect(failure?.description == "c failed applicationDidFinishLaunching: c broke in didFinishLaunching")
+            #expect(journal.entries == [
+                "a:willFinishLaunching", "a:didFinishLaunching",
+                "b:willFinishLaunching", "b:didFinishLaunching",
+                "c:willFinishLaunching", "c:didFinishLaunching",
+                "b:willTerminate", "a:willTerminate",
+            ])
+            #expect(await host.state == .notRunning)
+            #expect(await host.status.description.contains("launch failed: c failed applicationDidFinishLaunching"))
+        }
     }
 
     @Test func requiredServiceThatRefusesRollsBack() async throws {
@@ -91,18 +95,19 @@ import Testing
             ],
             logger: quietLogger
         )
-        let failure = await #expect(throws: LaunchFailure.self) { try await host.launch() }
-        #expect(failure == LaunchFailure(service: "b", hook: "applicationWillFinishLaunching", reason: .refused))
-        #expect(failure?.errnoValue == 125)
-        #expect(journal.entries == ["a:willFinishLaunching", "a:didFinishLaunching", "b:willFinishLaunching", "a:willTerminate"])
-        #expect(journal.services(for: "willFinishLaunching").contains("c") == false)
-        #expect(await host.state == .notRunning)
+        try await host.withRunning {
+            let failure = await #expect(throws: LaunchFailure.self) { try await host.launched() }
+            #expect(failure == LaunchFailure(service: "b", hook: "applicationWillFinishLaunching", reason: .refused))
+            #expect(failure?.errnoValue == 125)
+            #expect(journal.entries == ["a:willFinishLaunching", "a:didFinishLaunching", "b:willFinishLaunching", "a:willTerminate"])
+            #expect(journal.services(for: "willFinishLaunching").contains("c") == false)
+            #expect(await host.state == .notRunning)
+        }
     }
 
     @Test func requiredServiceThatOverrunsFailsLaunch() async throws {
         let journal = Journal()
         let latch = Latch()
-        defer { latch.open() }
         let host = try PluggableApplicationHost(
             services: [
                 descriptor(Recorder(name: "a", journal: journal)),
@@ -113,20 +118,22 @@ import Testing
         )
         let clock = ContinuousClock()
         let start = clock.now
-        let failure = await #expect(throws: LaunchFailure.self) { try await host.launch() }
-        // The stuck hook never returns on its own: any bound shows the launch did not wait for it.
-        // A generous one, so a loaded machine (2.3 s once, beside the rest of the suite) passes.
-        #expect(clock.now - start < .seconds(10))
-        #expect(failure == LaunchFailure(service: "stuck", hook: "applicationWillFinishLaunching", reason: .overran(.milliseconds(100))))
-        #expect(journal.entries == ["a:willFinishLaunching", "a:didFinishLaunching", "stuck:willFinishLaunching", "a:willTerminate"])
-        #expect(await host.state == .notRunning)
-        latch.open()
+        try await host.withRunning {
+            // Let the held hook go before the scope waits for run(), which waits for it.
+            defer { latch.open() }
+            let failure = await #expect(throws: LaunchFailure.self) { try await host.launched() }
+            // The stuck hook never returns on its own: any bound shows the launch did not wait for it.
+            // A generous one, so a loaded machine (2.3 s once, beside the rest of the suite) passes.
+            #expect(clock.now - start < .seconds(10))
+            #expect(failure == LaunchFailure(service: "stuck", hook: "applicationWillFinishLaunching", reason: .overran(.milliseconds(100))))
+            #expect(journal.entries == ["a:willFinishLaunching", "a:didFinishLaunching", "stuck:willFinishLaunching", "a:willTerminate"])
+            #expect(await host.state == .notRunning)
+        }
     }
 
     @Test func terminateDuringLaunchStopsWaitingAndRollsBack() async throws {
         let journal = Journal()
         let latch = Latch()
-        defer { latch.open() }
         let host = try PluggableApplicationHost(
             services: [
                 descriptor(Recorder(name: "a", journal: journal)),
@@ -135,23 +142,26 @@ import Testing
             ],
             logger: quietLogger
         )
-        let launch = launchInBackground(host)
-        #expect(await journal.wait(for: "slow:willFinishLaunching"))
-        let clock = ContinuousClock()
-        let start = clock.now
-        let terminated = await completes(within: .seconds(10)) { await host.terminate() }
-        #expect(terminated, "terminate waited for the launch hook in progress")
-        #expect(clock.now - start < .seconds(10))
-        #expect(await launch.value == LaunchFailure(service: "slow", hook: "applicationWillFinishLaunching", reason: .terminated))
-        #expect(journal.entries == ["a:willFinishLaunching", "a:didFinishLaunching", "slow:willFinishLaunching", "a:willTerminate"])
-        #expect(await host.state == .notRunning)
-        latch.open()
+        try await host.withRunning {
+            // Let the held hook go before the scope waits for run(), which waits for it.
+            defer { latch.open() }
+            // Waits for the launch beside the test, which terminates it mid-launch.
+            async let launch = launchFailure(of: host)
+            #expect(await journal.wait(for: "slow:willFinishLaunching"))
+            let clock = ContinuousClock()
+            let start = clock.now
+            let terminated = await completes(within: .seconds(10)) { await host.terminate() }
+            #expect(terminated, "terminate waited for the launch hook in progress")
+            #expect(clock.now - start < .seconds(10))
+            #expect(await launch == LaunchFailure(service: "slow", hook: "applicationWillFinishLaunching", reason: .terminated))
+            #expect(journal.entries == ["a:willFinishLaunching", "a:didFinishLaunching", "slow:willFinishLaunching", "a:willTerminate"])
+            #expect(await host.state == .notRunning)
+        }
     }
 
     @Test func terminateBetweenLaunchStepsLaunchesNoFurtherService() async throws {
         let journal = Journal()
         let latch = Latch()
-        defer { latch.open() }
         let host = try PluggableApplicationHost(
             services: [
                 descriptor(Recorder(name: "a", journal: journal, hangs: ["didFinishLaunching": latch])),
@@ -160,13 +170,17 @@ import Testing
             configuration: .init(launchDeadline: .seconds(30)),
             logger: quietLogger
         )
-        let launch = launchInBackground(host)
-        #expect(await journal.wait(for: "a:didFinishLaunching"))
-        #expect(await completes(within: .seconds(10)) { await host.terminate() })
-        #expect(await launch.value?.reason == .terminated)
-        #expect(!journal.entries.contains { $0.hasPrefix("b:") }, "\(journal.entries)")
-        #expect(await host.state == .notRunning)
-        latch.open()
+        try await host.withRunning {
+            // Let the held hook go before the scope waits for run(), which waits for it.
+            defer { latch.open() }
+            // Waits for the launch beside the test, which terminates it mid-launch.
+            async let launch = launchFailure(of: host)
+            #expect(await journal.wait(for: "a:didFinishLaunching"))
+            #expect(await completes(within: .seconds(10)) { await host.terminate() })
+            #expect(await launch?.reason == .terminated)
+            #expect(!journal.entries.contains { $0.hasPrefix("b:") }, "\(journal.entries)")
+            #expect(await host.state == .notRunning)
+        }
     }
 
     @Test func factoryThatThrowsFailsARequiredLaunch() async throws {
@@ -178,23 +192,21 @@ import Testing
             ],
             logger: quietLogger
         )
-        let failure = await #expect(throws: LaunchFailure.self) { try await host.launch() }
-        #expect(failure?.service == "broken")
-        #expect(failure?.reason == .invalidConfiguration("no such file"))
-        #expect(journal.entries == ["a:willFinishLaunching", "a:didFinishLaunching", "a:willTerminate"])
+        try await host.withRunning {
+            let failure = await #expect(throws: LaunchFailure.self) { try await host.launched() }
+            #expect(failure?.service == "broken")
+            #expect(failure?.reason == .invalidConfiguration("no such file"))
+            #expect(journal.entries == ["a:willFinishLaunching", "a:didFinishLaunching", "a:willTerminate"])
+        }
     }
 }
 
-/// Launches `host` beside the test, which then terminates it mid-launch; the task's value is how
-/// the launch failed (nil when it succeeded).
-func launchInBackground(_ host: PluggableApplicationHost) -> Task<LaunchFailure?, Never> {
-    // Unstructured on purpose: the test must act while the launch is still in progress.
-    Task {
-        do throws(LaunchFailure) {
-            _ = try await host.launch()
-            return nil
-        } catch {
-            return error
-        }
+/// How the launch of the running `host` failed, once it ended; nil when it succeeded.
+func launchFailure(of host: PluggableApplicationHost) async -> LaunchFailure? {
+    do throws(LaunchFailure) {
+        _ = try await host.launched()
+        return nil
+    } catch {
+        return error
     }
 }

@@ -69,16 +69,18 @@ import Testing
         }
         #expect(bus.subscriberCount(for: Ping.self) == 0, "dropping the stream unsubscribes")
 
-        let reader = Task {
-            var seen = 0
-            for await _ in bus.subscribe(to: Pong.self) { seen += 1 }
-            return seen
+        await withTaskGroup(of: Int.self) { group in
+            group.addTask {
+                var seen = 0
+                for await _ in bus.subscribe(to: Pong.self) { seen += 1 }
+                return seen
+            }
+            // Wait until the reader's subscription exists: an event we can observe, by publishing
+            // until the count says it is there (no timing assumptions).
+            while bus.subscriberCount(for: Pong.self) == 0 { await Task.yield() }
+            group.cancelAll()
+            _ = await group.next()
         }
-        // Wait until the reader's subscription exists: an event we can observe, by publishing
-        // until the count says it is there (no timing assumptions).
-        while bus.subscriberCount(for: Pong.self) == 0 { await Task.yield() }
-        reader.cancel()
-        _ = await reader.value
         #expect(bus.subscriberCount(for: Pong.self) == 0, "cancelling the reader unsubscribes")
         bus.publish(Pong(value: 2))
     }
@@ -87,9 +89,10 @@ import Testing
         let journal = Journal()
         let host = try makeHost(["a", "b"], journal: journal)
         let records = host.bus.subscribe(to: LifecycleEventRecord.self)
-        try await host.launch()
-        try await host.enterBackground()
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+            try await host.enterBackground()
+        }
         var seen: [String] = []
         for await record in records {
             seen.append("\(record.event.name):\(record.from)>\(record.to):\(record.serviceCount)")
@@ -133,9 +136,10 @@ import Testing
         let listener = ServiceDescriptor(name: "listener", service: Listener(heard: continuation))
         let greeter = ServiceDescriptor(name: "greeter", service: Greeter())
         let host = try PluggableApplicationHost(services: listenerFirst ? [listener, greeter] : [greeter, listener])
-        try await host.launch()
-        var iterator = heard.makeAsyncIterator()
-        #expect(await iterator.next() == Hello(from: "greeter"))
-        await host.terminate()
+        try await host.withRunning {
+            try await host.launched()
+            var iterator = heard.makeAsyncIterator()
+            #expect(await iterator.next() == Hello(from: "greeter"))
+        }
     }
 }

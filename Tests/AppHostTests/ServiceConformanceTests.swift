@@ -36,18 +36,20 @@ import Testing
             ],
             logger: quietLogger
         )
-        let running = Task { try await host.run() }
-        #expect(await journal.wait(for: "a:run.start"))
-        let entries = journal.entries
-        let launched = try #require(entries.firstIndex(of: "a:didFinishLaunching"))
-        let started = try #require(entries.firstIndex(of: "a:run.start"))
-        #expect(launched < started, "run starts once the service launched")
-        #expect(await journal.wait(for: "a:didBecomeActive"))
-        #expect(journal.entries.firstIndex(of: "a:didBecomeActive")! > started, "and before its first didBecomeActive")
-        #expect(!entries.contains("a:run.cancelled"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await host.run() }
+            #expect(await journal.wait(for: "a:run.start"))
+            let entries = journal.entries
+            let launched = try #require(entries.firstIndex(of: "a:didFinishLaunching"))
+            let started = try #require(entries.firstIndex(of: "a:run.start"))
+            #expect(launched < started, "run starts once the service launched")
+            #expect(await journal.wait(for: "a:didBecomeActive"))
+            #expect(journal.entries.firstIndex(of: "a:didBecomeActive")! > started, "and before its first didBecomeActive")
+            #expect(!entries.contains("a:run.cancelled"))
 
-        await host.terminate()
-        try await running.value
+            await host.terminate()
+            try await group.waitForAll()
+        }
         let after = journal.entries
         let terminated = try #require(after.firstIndex(of: "a:willTerminate"))
         let cancelled = try #require(after.firstIndex(of: "a:run.cancelled"))
@@ -64,16 +66,26 @@ import Testing
             configuration: .init(launchState: launchState),
             logger: quietLogger
         )
-        let running = Task { try await host.run() }
-        #expect(await journal.wait(for: "b:didBecomeActive"))
-        running.cancel()
-        let ended = await completes(within: .seconds(5)) { _ = try? await running.value }
-        #expect(ended, "run() did not end after cancellation")
+        let (runEnds, runEnded) = AsyncStream<Void>.makeStream()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                _ = try? await host.run()
+                runEnded.finish()
+            }
+            #expect(await journal.wait(for: "b:didBecomeActive"))
+            group.cancelAll()
+            let ended = await completes(within: .seconds(5)) { for await _ in runEnds {} }
+            #expect(ended, "run() did not end after cancellation")
+            // Ends a run that ignored the cancellation, so the group does not wait for it forever.
+            if !ended { await host.terminate() }
+        }
         #expect(journal.services(for: "willTerminate").isEmpty)
         #expect(host.state == .notRunning)
         let next = try PluggableApplicationHost(services: [], configuration: .init(launchState: launchState), logger: quietLogger)
-        #expect(try await next.launch().previousExit == .unclean)
-        await next.terminate()
+        try await next.withRunning {
+            let options = try await next.launched()
+            #expect(options.previousExit == .unclean)
+        }
     }
 
     @Test func launchFailureEndsRunWithTheFailure() async throws {
@@ -94,13 +106,15 @@ import Testing
             services: ["a", "b"].map { descriptor(Recorder(name: $0, journal: journal, hasRunLoop: true)) },
             logger: quietLogger
         )
-        let running = Task { try await host.run() }
-        // Run loops start after the host subscribed to lock changes.
-        #expect(await journal.wait(for: "b:run.start"))
-        host.bus.publish(SessionLockDidChange(isLocked: true, reason: "test"))
-        #expect(await journal.wait(for: "a:protectedDataWillBecomeUnavailable"))
-        #expect(journal.services(for: "protectedDataWillBecomeUnavailable") == ["b", "a"])
-        await host.terminate()
-        try await running.value
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await host.run() }
+            // Run loops start after the host subscribed to lock changes.
+            #expect(await journal.wait(for: "b:run.start"))
+            host.bus.publish(SessionLockDidChange(isLocked: true, reason: "test"))
+            #expect(await journal.wait(for: "a:protectedDataWillBecomeUnavailable"))
+            #expect(journal.services(for: "protectedDataWillBecomeUnavailable") == ["b", "a"])
+            await host.terminate()
+            try await group.waitForAll()
+        }
     }
 }

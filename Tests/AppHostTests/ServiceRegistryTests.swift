@@ -86,9 +86,11 @@ import Testing
     @Test func descriptorFromRegistryFailsLaunchWhenRequired() async throws {
         let descriptor = ServiceDescriptor(name: "x", type: "nope", isRequired: true, configuration: .empty, registry: registry())
         let host = try PluggableApplicationHost(services: [descriptor], logger: quietLogger)
-        let failure = await #expect(throws: LaunchFailure.self) { try await host.launch() }
-        #expect(failure?.service == "x")
-        #expect(failure?.errnoValue == 22)
-        #expect(failure?.description.contains("unknown service \"nope\"") == true)
+        try await host.withRunning {
+            let failure = await #expect(throws: LaunchFailure.self) { try await host.launched() }
+            #expect(failure?.service == "x")
+            #expect(failure?.errnoValue == 22)
+            #expect(failure?.description.contains("unknown service \"nope\"") == true)
+        }
     }
 }

@@ -177,13 +177,6 @@ func makeHost(
     )
 }
 
-/// A fresh empty directory under the system's temporary directory.
-func temporaryDirectory() throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("apphost-tests-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
-
 func events(_ names: [String], _ event: String) -> [String] {
     names.map { "\($0):\(event)" }
 }

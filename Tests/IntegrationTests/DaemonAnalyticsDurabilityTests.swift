@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 import Testing
 
@@ -103,9 +104,7 @@ extension IntegrationSuites {
         )
         func sigkillKeepsAReadableMonotonicReport() async throws {
             let binary = try #require(IntegrationEnvironment.apphostdBinary)
-            var template = Array("/tmp/apphostd-kill.XXXXXX".utf8CString)
-            guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed: errno \(errno)") }
-            let directory = String(cString: made)
+            let directory = try makeTemporaryDirectory("apphostd-kill")
             var keep = true
             defer { if !keep { try? FileManager.default.removeItem(atPath: directory) } }
             let stateDirectory = directory + "/state"

@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 import Testing
 
@@ -141,13 +142,6 @@ extension IntegrationSuites {
 
         static let all = corpus + madeHere
 
-        /// A scratch directory for one test.
-        static func scratchDirectory() throws -> String {
-            var template = Array("/tmp/apphostd-badconfig.XXXXXX".utf8CString)
-            guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed: errno \(errno)") }
-            return String(cString: made)
-        }
-
         // MARK: Start, without systemd
 
         @Test("the corpus has at least 30 files and every manifest row has a file")
@@ -163,7 +157,7 @@ extension IntegrationSuites {
         @Test("apphostd run with a bad config exits 78 and its message names the file and the problem", arguments: all)
         func startExits78(_ badCase: Case) async throws {
             let binary = try #require(IntegrationEnvironment.apphostdBinary)
-            let directory = try Self.scratchDirectory()
+            let directory = try makeTemporaryDirectory("apphostd-badconfig")
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let path = directory + "/apphostd.yaml"
             try badCase.install(at: path)
@@ -201,7 +195,7 @@ extension IntegrationSuites {
         @Test("every problem of a file comes out at once, each with its line: at start, and on reload in the journal and StatusText")
         func everyProblemAtOnce() async throws {
             let binary = try #require(IntegrationEnvironment.apphostdBinary)
-            let directory = try Self.scratchDirectory()
+            let directory = try makeTemporaryDirectory("apphostd-badconfig")
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let path = directory + "/apphostd.yaml"
             try Self.manyProblems.write(toFile: path, atomically: true, encoding: .utf8)

@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 import Synchronization
 
@@ -51,9 +52,7 @@ final class SystemdSandbox: Sendable {
 
     /// Spawns the sandbox and waits (at most 30 s) until it is ready.
     static func start() async throws -> SystemdSandbox {
-        var template = Array("/tmp/apphostd-it.XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed: errno \(errno)") }
-        let directory = String(cString: made)
+        let directory = try makeTemporaryDirectory("apphostd-it")
         let logURL = URL(fileURLWithPath: directory + "/sandbox.log")
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)

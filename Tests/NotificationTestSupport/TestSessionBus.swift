@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 
 /// A private `dbus-daemon` for one test (Debian's `dbus` package), listening on a socket in a
@@ -19,11 +20,12 @@ public final class TestSessionBus: Sendable {
     /// - Throws: `TestBusError` when `dbus-daemon` is missing or prints no address within
     ///   `timeout`.
     public static func start(dbusDaemon: String = "/usr/bin/dbus-daemon", timeout: Duration = .seconds(10)) throws -> TestSessionBus {
-        var template = Array("/tmp/apphost-test-bus-XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw TestBusError(message: "cannot make a directory for the bus: \(String(cString: strerror(errno)))")
+        let directory: String
+        do {
+            directory = try makeTemporaryDirectory("apphost-test-bus")
+        } catch {
+            throw TestBusError(message: "cannot make a directory for the bus: \(error)")
         }
-        let directory = String(cString: made)
         let config = """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
