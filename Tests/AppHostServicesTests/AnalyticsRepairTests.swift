@@ -2,6 +2,7 @@ import AppHost
 import AppHostServices
 import AppHostSystemd
 import AppHostTestKit
+import AppHostTestSupport
 import Foundation
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 @Suite struct AnalyticsRepairTests {
     @Test("a state directory deleted while the daemon runs: the background flush recreates it and logs so at error level")
     func recreatingADeletedStateDirectoryIsAnError() async throws {
-        let directory = NSTemporaryDirectory() + "apphost-analytics-repair-\(UUID().uuidString)"
+        let directory = try makeTemporaryDirectory("apphost-analytics-repair")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let state = directory + "/state"
         let configuration = PluggableApplicationHost.Configuration(

@@ -1,4 +1,5 @@
 import AppHost
+import AppHostTestSupport
 @testable import AppHostSystemd
 import Foundation
 import Logging
@@ -18,7 +19,7 @@ import Testing
 
     @Test("READY=1 waits for every condition; meanwhile STATUS= names what it waits for")
     func readyWaitsForTheProgramsConditions() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryDirectory("apphost-ready")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let receiver = try DatagramReceiver(directory + "/notify")
         let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": receiver.notifySocket])
@@ -60,7 +61,7 @@ import Testing
 
     @Test("a condition marked ready before the launch ends holds nothing back")
     func aConditionReadyEarlyHoldsNothing() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryDirectory("apphost-ready")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let receiver = try DatagramReceiver(directory + "/notify")
         let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": receiver.notifySocket])

@@ -1,6 +1,7 @@
 @testable import AppHost
 import AppHostTestSupport
 import Synchronization
+import AppHostTestKit
 import Testing
 
 @Suite struct LaunchFlowTests {
@@ -140,6 +141,8 @@ import Testing
                 descriptor(Recorder(name: "slow", journal: journal, hangs: ["willFinishLaunching": latch]), required: false, launchDeadline: .seconds(30)),
                 descriptor(Recorder(name: "c", journal: journal)),
             ],
+            // The held hook never returns within it: its service's willTerminate is not made.
+            configuration: .init(terminateDeadline: .milliseconds(300)),
             logger: quietLogger
         )
         try await host.withRunning {
@@ -167,7 +170,7 @@ import Testing
                 descriptor(Recorder(name: "a", journal: journal, hangs: ["didFinishLaunching": latch])),
                 descriptor(Recorder(name: "b", journal: journal)),
             ],
-            configuration: .init(launchDeadline: .seconds(30)),
+            configuration: .init(launchDeadline: .seconds(30), terminateDeadline: .milliseconds(300)),
             logger: quietLogger
         )
         try await host.withRunning {
@@ -180,6 +183,59 @@ import Testing
             #expect(await launch?.reason == .terminated)
             #expect(!journal.entries.contains { $0.hasPrefix("b:") }, "\(journal.entries)")
             #expect(await host.state == .notRunning)
+        }
+    }
+
+    @Test("a launch hook a terminate stopped waiting for: its service gets willTerminate once the hook returns within the terminate deadline, before those launched earlier")
+    func terminateCutsALaunchHookShortAndStillTerminatesItsService() async throws {
+        let journal = Journal()
+        let latch = Latch()
+        let logs = CapturedLogs()
+        let host = try PluggableApplicationHost(
+            services: [
+                descriptor(Recorder(name: "a", journal: journal)),
+                descriptor(Recorder(name: "slow", journal: journal, hangs: ["willFinishLaunching": latch])),
+            ],
+            configuration: .init(launchDeadline: .seconds(30), terminateDeadline: .seconds(10)),
+            logger: logs.logger()
+        )
+        try await host.withRunning {
+            defer { latch.open() }
+            async let launch = launchFailure(of: host)
+            #expect(await journal.wait(for: "slow:willFinishLaunching"))
+            async let terminated: Void = host.terminate()
+            // The terminate was taken (the launch stops waiting for the hook), then the hook returns.
+            #expect(await logs.first { $0.message.hasPrefix("terminating") } != nil)
+            latch.open()
+            await terminated
+            #expect(await launch?.reason == .terminated)
+            #expect(journal.services(for: "willTerminate") == ["slow", "a"], "\(journal.entries)")
+            #expect(host.state == .notRunning)
+        }
+    }
+
+    @Test("a service a reload adds, its launch hook cut short by a terminate: it gets willTerminate too")
+    func terminateDuringAReloadStillTerminatesTheAddedService() async throws {
+        let journal = Journal()
+        let latch = Latch()
+        let logs = CapturedLogs()
+        let host = try PluggableApplicationHost(
+            services: [descriptor(Recorder(name: "a", journal: journal))],
+            configuration: .init(launchDeadline: .seconds(30), terminateDeadline: .seconds(10)),
+            logger: logs.logger()
+        )
+        try await host.withRunning {
+            defer { latch.open() }
+            try await host.launched()
+            let added = [descriptor(Recorder(name: "a", journal: journal)), descriptor(Recorder(name: "slow", journal: journal, hangs: ["willFinishLaunching": latch]))]
+            async let reload = try? host.reload(added)
+            #expect(await journal.wait(for: "slow:willFinishLaunching"))
+            async let terminated: Void = host.terminate()
+            #expect(await logs.first { $0.message.hasPrefix("terminating") } != nil)
+            latch.open()
+            await terminated
+            _ = await reload
+            #expect(journal.services(for: "willTerminate") == ["slow", "a"], "\(journal.entries)")
         }
     }
 

@@ -80,8 +80,10 @@ extension IntegrationSuites {
         @Test("systemctl stop while a service hangs in launch: the launch is abandoned, the launched services terminate, exit 0")
         func stopDuringLaunch() async throws {
             // A launch deadline far beyond the stop timeout: waiting for it would end in SIGKILL.
+            // The stop waits for the cut-short hook (the hanger's willTerminate queues behind it)
+            // no longer than the terminate deadline.
             let hanger = ProbeSpec("hanger", required: true, launchDeadline: "60s", faults: [.init(hook: "willFinishLaunching", action: "hang")])
-            try await DaemonUnderTest.with(services: [ProbeSpec("before"), hanger, ProbeSpec("after")], unit: { unit, _ in
+            try await DaemonUnderTest.with(services: [ProbeSpec("before"), hanger, ProbeSpec("after")], host: ["terminate-deadline: 2s"], unit: { unit, _ in
                 unit.timeoutStartSec = "90s"
                 unit.timeoutStopSec = "10s"
             }) { daemon in

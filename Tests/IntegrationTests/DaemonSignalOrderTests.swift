@@ -28,11 +28,13 @@ extension IntegrationSuites {
         }
 
         /// The logger and one probe `p` with `faults`, recording to the probe log.
+        /// The terminate deadline bounds how long a stop waits for a launch hook it cut short
+        /// (its service's willTerminate queues behind it).
         static func config(faults: [ProbeSpec.Fault]) -> String {
             NotifyRecorder.configText(services: [
                 "  - logger",
                 ProbeSpec("p", faults: faults).yaml(recordTo: NotifyRecorder.probeLogToken),
-            ])
+            ], host: ["terminate-deadline: 1s"])
         }
 
         /// Today the first signal's request (background, reload) waits for the launch to finish and

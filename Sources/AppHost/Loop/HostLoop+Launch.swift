@@ -68,7 +68,12 @@ extension HostLoop {
                     // The launch record comes first even for a failed launch: services that
                     // finished launching expect it (the logger's audit trail waits for it).
                     bus.publish(launchRecord())
-                    await terminate(only: launched, group: &group)
+                    // A service whose launch the terminate cut short may already hold what its
+                    // launch hooks set up: it gets willTerminate too, first, as the last to
+                    // launch (queued behind its launch hook, if the terminate stopped waiting
+                    // for one, within the terminate deadline).
+                    let started = isTerminated && isStarted(index, failure) ? [index] : []
+                    await terminate(only: launched + started, group: &group)
                     if !isTerminated { host.report(.launchFailed(failure, status)) }
                     return .failure(failure)
                 }
@@ -85,6 +90,12 @@ extension HostLoop {
         bus.publish(launchRecord())
         await perform(machine.launchCompletionActions, group: &group)
         return .success(options)
+    }
+
+    /// Whether a launch that `failure` ended had called a launch hook of `services[index]`: one
+    /// is still running (the terminate stopped waiting for it), or the first step returned.
+    func isStarted(_ index: Int, _ failure: LaunchFailure) -> Bool {
+        services[index].isBusy || failure.hook == LifecycleEvent.didFinishLaunching.hookName
     }
 
     /// Both launch steps of one service, then the start of its run loop; nil when it launched.

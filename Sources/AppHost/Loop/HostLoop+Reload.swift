@@ -132,6 +132,9 @@ extension HostLoop {
         var overruns: [Overrun] = []
         var failures: [String: String] = [:]
         if let failure = await launchOne(index, options: options, overruns: &overruns, failures: &failures, group: &group) {
+            // A launch a terminate cut short: the service stays, so the terminate that follows
+            // gives it willTerminate (behind its launch hook, if that still runs).
+            if failure.reason == .terminated, isStarted(index, failure) { return added.id }
             logger.error("service added on reload failed to launch: \(failure)", metadata: ["service": "\(descriptor.name)"])
             services[index].disable(reason: failure.description)
             return added.id
