@@ -8,7 +8,17 @@ bash scripts/deps.sh
 if [ -f Benchmarks/Package.swift ]; then
   swift build --package-path Benchmarks --scratch-path .build-benchmarks
 fi
-swift build --build-tests
+# The project's own build, tests included, has no warning: a clean build (CI's) shows every one;
+# an incremental one shows those of the files it compiled. Dependencies' warnings do not count.
+build_log=$(mktemp)
+trap 'rm -f "$build_log"' EXIT
+swift build --build-tests 2>&1 | tee "$build_log"
+own_warnings=$(grep -E '^(/|macro expansion|warning:).*warning: ' "$build_log" | grep -vE '/\.build[^/]*/' | sort -u || true)
+if [ -n "$own_warnings" ]; then
+  echo "the build warned (keep it at zero):" >&2
+  echo "$own_warnings" >&2
+  exit 1
+fi
 # Documentation: every public symbol of the libraries has a /// comment, and the DocC catalog
 # (the getting-started article and the API reference) builds without a warning.
 swift package dump-symbol-graph --minimum-access-level public > /dev/null

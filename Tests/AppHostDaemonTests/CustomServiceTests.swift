@@ -40,7 +40,7 @@ struct CustomServiceTests {
         let host = try PluggableApplicationHost(services: descriptors)
         try await host.withRunning {
             try await host.launched()
-            #expect(await host.state == .active)
+            #expect(host.state == .active)
         }
     }
 

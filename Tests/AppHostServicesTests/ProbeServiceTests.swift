@@ -93,9 +93,9 @@ struct ProbeServiceTests {
             let started = ContinuousClock.now
             try await host.enterBackground()
             #expect(ContinuousClock.now - started < .seconds(2))
-            #expect(await host.status.lastOverrun?.service == "slow")
+            #expect(host.status.lastOverrun?.service == "slow")
             try await host.receiveMemoryWarning(level: .warning)
-            #expect(await host.status.services.first { $0.name == "fast" }?.lastError?.contains("probe fault") == true)
+            #expect(host.status.services.first { $0.name == "fast" }?.lastError?.contains("probe fault") == true)
         }
         #expect(readLines(record).contains("fast didEnterBackground"))
     }
@@ -127,7 +127,7 @@ struct ProbeServiceTests {
             let report = try await host.reload([probeDescriptor("p", ["record-to": .string(record), "faults": faults])])
             #expect(report.updated == ["p"])
             try await host.enterBackground()
-            #expect(await host.status.services[0].lastError?.contains("didEnterBackground") == true)
+            #expect(host.status.services[0].lastError?.contains("didEnterBackground") == true)
         }
         #expect(readLines(record).contains("p didUpdateConfiguration"))
     }

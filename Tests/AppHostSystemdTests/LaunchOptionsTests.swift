@@ -104,7 +104,7 @@ struct LaunchRecorder: ApplicationService {
             }
             #expect(reason.contains("launch-state.json"))
             #expect(journal.entries.isEmpty)
-            #expect(await host.state == .notRunning)
+            #expect(host.state == .notRunning)
             let kept = try String(contentsOfFile: directory + "/launch-state.json", encoding: .utf8)
             #expect(kept == "{not json")
         }

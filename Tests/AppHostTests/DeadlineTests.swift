@@ -28,7 +28,7 @@ import Testing
             #expect(try await host.enterBackground())
             #expect(clock.now - start < .seconds(2), "the host waited for the stuck hook")
             #expect(journal.services(for: "didEnterBackground") == ["last", "stuck", "second", "first"])
-            let status = await host.status
+            let status = host.status
             #expect(status.state == .background)
             #expect(status.lastOverrun == Overrun(service: "stuck", hook: "applicationDidEnterBackground", deadline: .milliseconds(100)))
             #expect(status.description.contains("stuck overran applicationDidEnterBackground (100ms)"))
@@ -70,7 +70,7 @@ import Testing
             try await host.launched()
             try await host.receiveMemoryWarning(level: .warning)
             #expect(journal.services(for: "didReceiveMemoryWarning.warning") == ["a", "b", "c"])
-            #expect(await host.status.lastOverrun == Overrun(service: "b", hook: "applicationDidReceiveMemoryWarning", deadline: .milliseconds(50)))
+            #expect(host.status.lastOverrun == Overrun(service: "b", hook: "applicationDidReceiveMemoryWarning", deadline: .milliseconds(50)))
         }
     }
 
@@ -91,7 +91,7 @@ import Testing
             try await host.launched()
             await host.terminate()
             #expect(journal.services(for: "willTerminate") == ["b", "a"])
-            #expect(await host.state == .notRunning)
+            #expect(host.state == .notRunning)
         }
     }
 

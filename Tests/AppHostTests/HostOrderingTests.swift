@@ -21,15 +21,15 @@ import Testing
             try await host.launched()
             #expect(journal.drain() == ["a:willFinishLaunching", "a:didFinishLaunching", "b:willFinishLaunching", "b:didFinishLaunching",
                                         "c:willFinishLaunching", "c:didFinishLaunching"] + events(up, "didBecomeActive"))
-            #expect(await host.state == .active)
+            #expect(host.state == .active)
 
             #expect(try await host.enterBackground())
             #expect(journal.drain() == events(down, "willResignActive") + events(down, "didEnterBackground"))
-            #expect(await host.state == .background)
+            #expect(host.state == .background)
 
             #expect(try await host.enterForeground())
             #expect(journal.drain() == events(up, "willEnterForeground") + events(up, "didBecomeActive"))
-            #expect(await host.state == .active)
+            #expect(host.state == .active)
 
             try await host.receiveMemoryWarning(level: .critical)
             #expect(journal.drain() == events(up, "didReceiveMemoryWarning.critical") + ["host:trimHeap.critical"])
@@ -43,7 +43,7 @@ import Testing
 
             await host.terminate()
             #expect(journal.drain() == events(down, "willTerminate"))
-            #expect(await host.state == .notRunning)
+            #expect(host.state == .notRunning)
             await host.terminate()
             #expect(journal.drain().isEmpty)
         }
@@ -76,7 +76,7 @@ import Testing
             #expect(journal.drain().count == 6)
             #expect(try await host.enterBackground() == false)
             #expect(journal.drain().isEmpty)
-            #expect(await host.state == .background)
+            #expect(host.state == .background)
         }
     }
 
@@ -109,7 +109,7 @@ import Testing
         await #expect(throws: IllegalTransition.self) { try await host.receiveMemoryWarning(level: .warning) }
         await #expect(throws: IllegalTransition.self) { try await host.setSessionLocked(true) }
         #expect(journal.drain().isEmpty)
-        #expect(await host.state == .notRunning)
+        #expect(host.state == .notRunning)
     }
 
     @Test func afterTerminateOnlyAFreshLaunchIsLegal() async throws {
@@ -142,14 +142,14 @@ import Testing
             ],
             logger: quietLogger
         )
-        #expect(await host.status.description == "notRunning · 2 services")
+        #expect(host.status.description == "notRunning · 2 services")
         try await host.withRunning {
             // Let the held hook go before the scope waits for run(), which waits for it.
             defer { latch.open() }
             try await host.launched()
-            #expect(await host.status.description == "active · 2 services")
+            #expect(host.status.description == "active · 2 services")
             try await host.enterBackground()
-            let status = await host.status
+            let status = host.status
             #expect(status.description == "background · 2 services · slow overran applicationDidEnterBackground (100ms)")
             #expect(status.lastOverrun == Overrun(service: "slow", hook: "applicationDidEnterBackground", deadline: .milliseconds(100)))
             #expect(status.services.map(\.name) == ["logger", "slow"])
@@ -162,11 +162,11 @@ import Testing
         try await host.withRunning {
             try await host.launched()
             try await host.setSessionLocked(true, reason: "secret unavailable: /run/x does not exist")
-            #expect(await host.status.description == "active · 1 service · session locked (secret unavailable: /run/x does not exist)")
+            #expect(host.status.description == "active · 1 service · session locked (secret unavailable: /run/x does not exist)")
             try await host.setSessionLocked(true, reason: "entered background")
-            #expect(await host.status.sessionLockReason == "entered background", "a repeated lock updates the reason")
+            #expect(host.status.sessionLockReason == "entered background", "a repeated lock updates the reason")
             try await host.setSessionLocked(false)
-            #expect(await host.status.description == "active · 1 service")
+            #expect(host.status.description == "active · 1 service")
         }
     }
 

@@ -38,7 +38,7 @@ import Testing
             #expect(journal.services(for: "didFinishLaunching") == ["a", "c", "d", "e"])
             #expect(journal.services(for: "didBecomeActive") == ["a", "c", "e"])
 
-            let status = await host.status
+            let status = host.status
             #expect(status.services.filter(\.isEnabled).map(\.name) == ["a", "c", "e"])
             #expect(status.description.hasPrefix("active · 3 services · disabled: b, d"))
             guard case .disabled(let reason) = status.services[1].condition else {
@@ -81,8 +81,8 @@ import Testing
                 "c:willFinishLaunching", "c:didFinishLaunching",
                 "b:willTerminate", "a:willTerminate",
             ])
-            #expect(await host.state == .notRunning)
-            #expect(await host.status.description.contains("launch failed: c failed applicationDidFinishLaunching"))
+            #expect(host.state == .notRunning)
+            #expect(host.status.description.contains("launch failed: c failed applicationDidFinishLaunching"))
         }
     }
 
@@ -102,7 +102,7 @@ import Testing
             #expect(failure?.errnoValue == 125)
             #expect(journal.entries == ["a:willFinishLaunching", "a:didFinishLaunching", "b:willFinishLaunching", "a:willTerminate"])
             #expect(journal.services(for: "willFinishLaunching").contains("c") == false)
-            #expect(await host.state == .notRunning)
+            #expect(host.state == .notRunning)
         }
     }
 
@@ -128,7 +128,7 @@ import Testing
             #expect(clock.now - start < .seconds(10))
             #expect(failure == LaunchFailure(service: "stuck", hook: "applicationWillFinishLaunching", reason: .overran(.milliseconds(100))))
             #expect(journal.entries == ["a:willFinishLaunching", "a:didFinishLaunching", "stuck:willFinishLaunching", "a:willTerminate"])
-            #expect(await host.state == .notRunning)
+            #expect(host.state == .notRunning)
         }
     }
 
@@ -158,7 +158,7 @@ import Testing
             #expect(clock.now - start < .seconds(10))
             #expect(await launch == LaunchFailure(service: "slow", hook: "applicationWillFinishLaunching", reason: .terminated))
             #expect(journal.entries == ["a:willFinishLaunching", "a:didFinishLaunching", "slow:willFinishLaunching", "a:willTerminate"])
-            #expect(await host.state == .notRunning)
+            #expect(host.state == .notRunning)
         }
     }
 
@@ -182,7 +182,7 @@ import Testing
             #expect(await completes(within: .seconds(10)) { await host.terminate() })
             #expect(await launch?.reason == .terminated)
             #expect(!journal.entries.contains { $0.hasPrefix("b:") }, "\(journal.entries)")
-            #expect(await host.state == .notRunning)
+            #expect(host.state == .notRunning)
         }
     }
 

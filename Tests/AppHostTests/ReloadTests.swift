@@ -42,7 +42,7 @@ import Testing
                 "b#1:didUpdateConfiguration",
                 "new:willFinishLaunching", "new:didFinishLaunching", "new:didBecomeActive",
             ])
-            #expect(await host.serviceNames == ["a", "b", "new"])
+            #expect(host.serviceNames == ["a", "b", "new"])
 
             try await host.enterBackground()
             #expect(journal.services(for: "didEnterBackground") == ["new", "b#1", "a"], "b kept its first instance")
@@ -92,7 +92,7 @@ import Testing
         try await host.withRunning {
             try await host.launched()
             _ = journal.drain()
-            let statusBefore = await host.status
+            let statusBefore = host.status
             let broken = ServiceDescriptor(name: "c", configuration: ServiceConfiguration(keyPath: "services[2].settings", file: "/etc/x.yaml")) {
                 throw TestError(description: "cannot open /nowhere")
             }
@@ -102,7 +102,7 @@ import Testing
             #expect(error?.message.contains("cannot open /nowhere") == true)
             #expect(error?.keyPath == "services[1]")
             #expect(journal.drain().isEmpty, "nothing was terminated or launched")
-            #expect(await host.serviceNames == ["a", "b"])
+            #expect(host.serviceNames == ["a", "b"])
             #expect(host.status.services == statusBefore.services)
             #expect(host.status.note?.hasPrefix("reload failed: ") == true, "the status says why")
 

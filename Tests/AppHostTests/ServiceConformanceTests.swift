@@ -17,14 +17,14 @@ import Testing
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try await group.run() }
                 #expect(await journal.wait(for: "c:run.start"))
-                #expect(await host.state == .active)
+                #expect(host.state == .active)
                 trigger.triggerGracefulShutdown()
                 try await tasks.next()
             }
         }
         #expect(journal.services(for: "willTerminate") == ["c", "b", "a"])
         #expect(Set(journal.services(for: "run.cancelled")) == ["a", "b", "c"])
-        #expect(await host.state == .notRunning)
+        #expect(host.state == .notRunning)
     }
 
     @Test func runLoopsStartAfterLaunchAndStopAtTerminate() async throws {

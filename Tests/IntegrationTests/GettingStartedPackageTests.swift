@@ -61,6 +61,13 @@ extension IntegrationSuites {
             text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.drop { $0 == " " } }.joined(separator: "\n")
         }
 
+        /// The compiler's warnings about files under `prefix` in a build's output (a build from
+        /// scratch, as CI's is, shows every one).
+        static func warnings(from build: CommandResult, in prefix: String) -> [String] {
+            (build.stdout + "\n" + build.stderr).split(separator: "\n").map(String.init)
+                .filter { $0.hasPrefix(prefix) && $0.contains(": warning: ") }
+        }
+
         /// Every Swift source of the fixture, by path.
         static func fixtureSources() throws -> [String: String] {
             var sources: [String: String] = [:]
@@ -144,6 +151,8 @@ extension IntegrationSuites {
                 environment: environment, timeout: .seconds(900)
             )
             try #require(build.succeeded, "\(build)")
+            let warnings = Self.warnings(from: build, in: Self.repository + "/Sources/")
+            #expect(warnings.isEmpty, "apphostd's sources warn in a user's build:\n\(warnings.joined(separator: "\n"))")
             let test = try await ProcessRunner.run(
                 [swift, "test", "--package-path", Self.outside, "--scratch-path", Self.scratch],
                 environment: environment, timeout: .seconds(900)

@@ -68,6 +68,8 @@ extension IntegrationSuites {
                 timeout: .seconds(1200)
             )
             try #require(build.succeeded, "\(build)")
+            let warnings = GettingStartedPackageTests.warnings(from: build, in: Self.repository + "/Sources/")
+            #expect(warnings.isEmpty, "apphostd's sources warn in a user's build:\n\(warnings.joined(separator: "\n"))")
 
             let port = try Self.freePort()
             let server = (Self.scratch + "/debug/HelloServer", [String]())
