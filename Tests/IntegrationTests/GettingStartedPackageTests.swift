@@ -153,11 +153,15 @@ extension IntegrationSuites {
             try #require(build.succeeded, "\(build)")
             let warnings = Self.warnings(from: build, in: Self.repository + "/Sources/")
             #expect(warnings.isEmpty, "apphostd's sources warn in a user's build:\n\(warnings.joined(separator: "\n"))")
+            let own = Self.warnings(from: build, in: Self.outside + "/")
+            #expect(own.isEmpty, "the article's code warns:\n\(own.joined(separator: "\n"))")
             let test = try await ProcessRunner.run(
                 [swift, "test", "--package-path", Self.outside, "--scratch-path", Self.scratch],
                 environment: environment, timeout: .seconds(900)
             )
             #expect(test.succeeded, "\(test)")
+            let testWarnings = Self.warnings(from: test, in: Self.outside + "/") + Self.warnings(from: test, in: Self.repository + "/Sources/")
+            #expect(testWarnings.isEmpty, "the fixture's tests build with warnings:\n\(testWarnings.joined(separator: "\n"))")
             #expect(test.stdout.contains("Test run with 3 tests") && test.stdout.contains("passed"), "\(test)")
 
             // The test kit links what it needs and no more: a user's test binary that tests a
