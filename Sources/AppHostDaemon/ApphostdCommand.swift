@@ -5,7 +5,7 @@ import CApphostdPrelude
 import Glibc
 import Synchronization
 
-/// The apphostd command line: `run` (the default), `check`, `services`, `analytics`.
+/// The apphostd command line: `run` (the default), `check`, `reload`, `services`, `analytics`.
 ///
 /// An executable with services of its own runs the same daemon with
 /// `ApphostdCommand.main(registry:)`.
@@ -46,6 +46,8 @@ public enum ApphostdCommand {
             return ServicesCommand().run()
         case .analytics(let json, let config, let stateDirectory):
             return AnalyticsCommand(json: json, config: config, stateDirectory: stateDirectory).run()
+        case .reload(let pid, let config, let stateDirectory):
+            return ReloadCommand(pid: pid, config: config, stateDirectory: stateDirectory).run()
         case .help(let subcommand):
             print(DaemonCommand.help(for: subcommand, identity: identity()), terminator: "")
             return .clean

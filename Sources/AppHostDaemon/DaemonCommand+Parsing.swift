@@ -73,6 +73,8 @@ extension DaemonCommand {
         case .services: return .services
         case .analytics:
             return .analytics(json: values[Option.json.name] != nil, config: config, stateDirectory: values[Option.stateDirectory.name])
+        case .reload:
+            return .reload(pid: values[Option.pid.name], config: config, stateDirectory: values[Option.stateDirectory.name])
         }
     }
 

@@ -12,6 +12,8 @@ enum DaemonCommand: Equatable, Sendable {
     case services
     /// `analytics`: prints the usage report of a state directory.
     case analytics(json: Bool, config: String?, stateDirectory: String?)
+    /// `reload`: SIGHUPs the running daemon and waits for its answer (for `ExecReload=`).
+    case reload(pid: String?, config: String?, stateDirectory: String?)
     /// `--help`, `-h` or `help [SUBCOMMAND]`: help for a subcommand, or for the command (nil).
     case help(Subcommand?)
     /// `--version`.
@@ -19,13 +21,14 @@ enum DaemonCommand: Equatable, Sendable {
 
     /// The subcommands, by the name typed.
     enum Subcommand: String, CaseIterable, Sendable {
-        case run, check, services, analytics
+        case run, check, reload, services, analytics
 
         /// One line for the subcommand list.
         var abstract: String {
             switch self {
             case .run: "Run the daemon: launch the services, then serve signals until SIGTERM."
             case .check: "Validate a config file without running it (exit 0 when valid, 78 when not)."
+            case .reload: "Reload the running daemon's config (SIGHUP) and wait for its answer: exit 0 when applied, 78 when refused (for ExecReload=)."
             case .services: "List the service types this daemon can run."
             case .analytics: "Print the usage report from the state directory (a table, or JSON with --json)."
             }
@@ -37,6 +40,7 @@ enum DaemonCommand: Equatable, Sendable {
             case .run, .check: [.config]
             case .services: []
             case .analytics: [.json, .config, .stateDirectory]
+            case .reload: [.pid, .config, .stateDirectory]
             }
         }
     }
@@ -57,9 +61,13 @@ enum DaemonCommand: Equatable, Sendable {
             help: "The config file."
         )
         static let json = Option(name: "--json", short: nil, value: nil, help: "Print JSON for scripts instead of a table.")
+        static let pid = Option(
+            name: "--pid", short: nil, value: "pid",
+            help: "The daemon to reload ($MAINPID by default, which systemd sets for ExecReload=)."
+        )
         static let stateDirectory = Option(
             name: "--state-directory", short: nil, value: "directory",
-            help: "The state directory to read (instead of the one the config names)."
+            help: "The state directory (instead of the one the config names)."
         )
     }
 

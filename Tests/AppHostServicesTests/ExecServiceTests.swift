@@ -134,7 +134,9 @@ struct ExecServiceTests {
         let elapsed = ContinuousClock.now - started
         #expect(outcome.timedOut)
         #expect(outcome.signal == SIGTERM)
-        #expect(elapsed >= .milliseconds(300) && elapsed < .milliseconds(300) + .seconds(2))
+        // SIGTERM (not the grace's SIGKILL) shows the program died of the timeout; the bound is
+        // generous so a loaded machine does not flake it (2.9 s seen on 2 busy cores).
+        #expect(elapsed >= .milliseconds(300) && elapsed < .seconds(15))
     }
 
     @Test func aProgramIgnoringSIGTERMIsKilledAfterTheGrace() async throws {
@@ -227,7 +229,7 @@ struct ExecServiceTests {
         #expect(controlMask != nil && controlMask != "0000000000000000", "the spawning thread must block signals for this test to mean anything")
         #expect(outcome.timedOut)
         #expect(outcome.signal == SIGTERM, "SIGKILL here would mean SIGTERM was blocked in the child")
-        #expect(elapsed < .milliseconds(300) + .seconds(2))
+        #expect(elapsed < .seconds(15))
     }
 
     /// Spawns `sleep` with a plain posix_spawn, reads its `SigBlk` and kills it.

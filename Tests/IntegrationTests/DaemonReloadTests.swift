@@ -64,8 +64,10 @@ extension IntegrationSuites {
                     + ProbeSpec("never").yaml(recordTo: daemon.probeLogPath) + "\n"
                 try #require(broken != good)
                 try daemon.writeConfig(text: broken)
+                // ExecReload= (apphostd reload) waits for the daemon's answer: a refused config
+                // fails `systemctl reload`.
                 let reload = try await daemon.reload()
-                #expect(reload.succeeded, "the reload command itself should succeed: \(reload)")
+                #expect(!reload.succeeded, "systemctl reload succeeded for a config the daemon refused: \(reload)")
                 try await daemon.waitUntil("StatusText reports the failed reload") {
                     try await daemon.status()["StatusText"]?.contains("reload failed") == true
                 }

@@ -62,6 +62,10 @@ struct DaemonUnit: Sendable {
             "KillSignal": "SIGTERM",
         ]
         shared.merge(Self.shippedSettings()) { _, shipped in shipped }
+        // The shipped command lines name the installed binary and config; these are the test's.
+        shared["ExecReload"] = shared["ExecReload"]?
+            .replacingOccurrences(of: "/usr/local/bin/apphostd", with: binary)
+            .replacingOccurrences(of: "/etc/apphostd/apphostd.yaml", with: configPath)
         var lines = [
             "[Unit]",
             "Description=apphostd under test (user-manager version of deploy/apphostd.service)",

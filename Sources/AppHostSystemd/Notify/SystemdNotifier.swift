@@ -118,7 +118,7 @@ public struct SystemdNotifier: Sendable {
     }
 
     /// CLOCK_MONOTONIC now, in microseconds.
-    static func monotonicMicroseconds() -> UInt64 {
+    package static func monotonicMicroseconds() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
