@@ -175,9 +175,15 @@ final class DaemonUnderTest: Sendable {
         let clock = ContinuousClock()
         let began = clock.now
         var stopped = false
+        // Right after `systemctl start --no-block` the unit is still inactive, its start job
+        // queued: inactive means stopped only once the unit was seen running.
+        var seenRunning = false
         let met = try await Poll.until(timeout: timeout, interval: .milliseconds(50)) {
             if try await condition() { return true }
-            if whileRunning, ["failed", "inactive"].contains(try await status()["ActiveState"] ?? "") {
+            guard whileRunning else { return false }
+            let state = try await status()["ActiveState"] ?? ""
+            if ["activating", "active", "reloading", "deactivating"].contains(state) { seenRunning = true }
+            if state == "failed" || (state == "inactive" && seenRunning) {
                 stopped = try await condition() == false
                 return stopped
             }
