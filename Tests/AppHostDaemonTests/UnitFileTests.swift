@@ -56,11 +56,9 @@ struct UnitFileTests {
         #expect(!lines.contains { $0.hasPrefix("ProcSubset=") })
     }
 
-    @Test func verifyIsClean() throws {
-        guard let tool = Self.systemdAnalyze else {
-            print("skipped verifyIsClean: systemd-analyze is not installed")
-            return
-        }
+    @Test(.enabled(if: systemdAnalyze != nil, "systemd-analyze is not installed"))
+    func verifyIsClean() throws {
+        let tool = try #require(Self.systemdAnalyze)
         // verify checks that ExecStart's binary exists; check a copy pointing at /bin/true, and
         // the shipped unit separately for that one complaint only.
         let directory = try makeTemporaryDirectory("apphostd-unit")
@@ -81,11 +79,9 @@ struct UnitFileTests {
         }
     }
 
-    @Test func securityExposureStaysAtTheStatedLevel() throws {
-        guard let tool = Self.systemdAnalyze else {
-            print("skipped securityExposureStaysAtTheStatedLevel: systemd-analyze is not installed")
-            return
-        }
+    @Test(.enabled(if: systemdAnalyze != nil, "systemd-analyze is not installed"))
+    func securityExposureStaysAtTheStatedLevel() throws {
+        let tool = try #require(Self.systemdAnalyze)
         let result = try Self.analyze(tool, ["security", "--offline=true", Self.unitPath])
         #expect(result.status == 0, "\(result.output)")
         // "→ Overall exposure level for apphostd.service: 0.4 SAFE 😀"

@@ -125,7 +125,7 @@ import Testing
         #expect(custom.criticalTrigger == "full 1000000 4000000")
     }
 
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/pressure/memory")))
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/pressure/memory"), "the kernel has no PSI (/proc/pressure/memory)"))
     func fallsBackToPSIWithBothTriggers() {
         let logs = CapturedLogs()
         let logger = logs.logger()
@@ -138,7 +138,7 @@ import Testing
         #expect(!logs.all.contains { $0.level >= .warning })
     }
 
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/pressure/memory")))
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/pressure/memory"), "the kernel has no PSI (/proc/pressure/memory)"))
     func psiWatchGetsTheDecodedTrigger() {
         // systemd encodes the trigger with its NUL; without one the source adds it (the kernel
         // overwrites the last byte written with NUL, so a bare trigger would lose a digit).
@@ -159,10 +159,15 @@ import Testing
         #expect(MemoryPressureSource.ownCgroupPressureFile(cgroupFile: cgroupFile) == nil)
         try "4:memory:/x\n".write(toFile: cgroupFile, atomically: true, encoding: .utf8)
         #expect(MemoryPressureSource.ownCgroupPressureFile(cgroupFile: cgroupFile) == nil)
-        if FileManager.default.fileExists(atPath: "/sys/fs/cgroup/memory.pressure") {
-            try "0::/\n".write(toFile: cgroupFile, atomically: true, encoding: .utf8)
-            #expect(MemoryPressureSource.ownCgroupPressureFile(cgroupFile: cgroupFile) == "/sys/fs/cgroup/memory.pressure")
-        }
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/sys/fs/cgroup/memory.pressure"), "no cgroup v2 memory.pressure at the root (a cgroup v1 or hybrid machine)"))
+    func findsTheCgroupV2PressureFileOfTheRoot() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let cgroupFile = directory.file("cgroup")
+        try "0::/\n".write(toFile: cgroupFile, atomically: true, encoding: .utf8)
+        #expect(MemoryPressureSource.ownCgroupPressureFile(cgroupFile: cgroupFile) == "/sys/fs/cgroup/memory.pressure")
     }
 }
 

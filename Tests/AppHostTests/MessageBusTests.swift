@@ -70,14 +70,13 @@ import Testing
         #expect(bus.subscriberCount(for: Ping.self) == 0, "dropping the stream unsubscribes")
 
         await withTaskGroup(of: Int.self) { group in
-            group.addTask {
+            // Immediate: the reader subscribes before addImmediateTask returns, so no wait is needed.
+            group.addImmediateTask {
                 var seen = 0
                 for await _ in bus.subscribe(to: Pong.self) { seen += 1 }
                 return seen
             }
-            // Wait until the reader's subscription exists: an event we can observe, by publishing
-            // until the count says it is there (no timing assumptions).
-            while bus.subscriberCount(for: Pong.self) == 0 { await Task.yield() }
+            #expect(bus.subscriberCount(for: Pong.self) == 1)
             group.cancelAll()
             _ = await group.next()
         }

@@ -20,6 +20,12 @@ extension IntegrationSuites {
         /// Host settings of every scenario here.
         static let host = ["hook-deadline: 300ms", "launch-deadline: 500ms", "terminate-deadline: 1500ms"]
 
+        /// A probe without faults: deadlines of its own, far from anything a loaded machine takes,
+        /// so only the faulty probe ever overruns the scenario's short host deadlines.
+        static func healthy(_ name: String) -> ProbeSpec {
+            ProbeSpec(name, launchDeadline: "10s", deadline: "10s")
+        }
+
         /// `willFinishLaunching` → `applicationWillFinishLaunching` (the name the daemon logs).
         static func hookName(_ event: String) -> String {
             "application" + event.prefix(1).uppercased() + event.dropFirst()
@@ -53,7 +59,7 @@ extension IntegrationSuites {
             // A hang never returns; a block holds its thread for a while (forever could starve a
             // one-CPU machine's whole cooperative pool, which is not what this checks).
             let fault = ProbeSpec.Fault(hook: hook, action: action, duration: action == "block" ? "2s" : nil)
-            let services = [ProbeSpec("early"), ProbeSpec("middle"), ProbeSpec("req", required: true, faults: [fault]), ProbeSpec("late")]
+            let services = [Self.healthy("early"), Self.healthy("middle"), ProbeSpec("req", required: true, faults: [fault]), Self.healthy("late")]
             try await DaemonUnderTest.with(services: services, host: Self.host) { daemon in
                 let start = try await daemon.start()
                 #expect(!start.succeeded, "start succeeded although the required service failed (\(action) in \(hook)): \(start)")
@@ -84,7 +90,7 @@ extension IntegrationSuites {
 
         @Test("optional services failing launch in every way are disabled one by one; the rest launch and get every later event")
         func optionalLaunchFaults() async throws {
-            var services = [ProbeSpec("first")]
+            var services = [Self.healthy("first")]
             var faulty: [(name: String, hook: String)] = []
             for hook in Self.launchHooks {
                 for action in Self.allActions {
@@ -145,13 +151,13 @@ extension IntegrationSuites {
         @Test("a fault in each running hook (required and optional alike) is reported; no service is skipped, the overrunning one gets its later events, stop exits 0",
               arguments: ["throw", "hang", "block"])
         func runningHookFaults(action: String) async throws {
-            var services = [ProbeSpec("first")]
+            var services = [Self.healthy("first")]
             for (index, hook) in Self.runningHooks.enumerated() {
                 // willTerminate: hang forever, block well past the terminate deadline (1.5s).
                 let duration = hook == "willTerminate" ? (action == "block" ? "3s" : nil) : Self.duration(of: action)
                 services.append(ProbeSpec("f-\(hook)", required: index.isMultiple(of: 2), faults: [.init(hook: hook, action: action, duration: duration)]))
             }
-            services.append(ProbeSpec("last"))
+            services.append(Self.healthy("last"))
             let names = services.map(\.name)
             let overruns = action != "throw"
 
@@ -225,9 +231,9 @@ extension IntegrationSuites {
               arguments: allActions)
         func configurationUpdateFault(action: String) async throws {
             let fault = ProbeSpec.Fault(hook: "didUpdateConfiguration", action: action, duration: Self.duration(of: action))
-            let before = [ProbeSpec("steady"), ProbeSpec("cfg", faults: [fault])]
+            let before = [Self.healthy("steady"), ProbeSpec("cfg", faults: [fault])]
             // Changed settings (the fault is gone), so the host offers the new section live.
-            let after = [ProbeSpec("steady"), ProbeSpec("cfg")]
+            let after = [Self.healthy("steady"), Self.healthy("cfg")]
             try await DaemonUnderTest.with(services: before, host: Self.host) { daemon in
                 try await daemon.startOrFail()
                 let pid = try await daemon.mainPID()
