@@ -64,7 +64,7 @@ struct Daemon: Sendable {
         }
 
         let reporter = SystemdNotifyService(host: host, notifier: notifier, reloadStatus: "reloading \(configPath)")
-        let reloader = Reloader(configPath: configPath, loader: loader, registry: registry, logger: logger, stateDirectory: configuration.stateDirectory)
+        let reloader = Reloader(configPath: configPath, loader: loader, registry: registry, logger: logger, recorder: ReloadRecorder(stateDirectory: configuration.stateDirectory))
         let signals: LifecycleSignalService
         do {
             signals = try LifecycleSignalService(host: host, logger: logger) { await reloader.reload(host: $0) }

@@ -1,6 +1,7 @@
 import AppHost
 import AppHostSystemd
 import Logging
+import Synchronization
 
 /// SIGHUP: reload as one transaction. The host reads the file on its own loop, in order with
 /// the other requests; a bad file keeps the running configuration, says why in the log and
@@ -12,12 +13,13 @@ struct Reloader: Sendable {
     let registry: ServiceRegistry
     let logger: Logger
     /// Where the record of each reload goes.
-    let stateDirectory: String
+    let recorder: ReloadRecorder
 
     func reload(host: PluggableApplicationHost) async {
         let takenAt = SystemdNotifier.monotonicMicroseconds()
         let configPath = configPath, loader = loader, registry = registry
         let record: ReloadRecord
+        let bootID = ReloadRecord.currentBootID
         do {
             let report = try await host.reload {
                 let configuration = try loader.load(path: configPath)
@@ -28,15 +30,36 @@ struct Reloader: Sendable {
             logger.info("reloaded \(configPath)")
             let changes = [("added", report.added), ("removed", report.removed), ("updated", report.updated), ("restarted", report.restarted)]
                 .filter { !$0.1.isEmpty }.map { "\($0.0) \($0.1.joined(separator: ", "))" }
-            record = ReloadRecord(takenAt: takenAt, isApplied: true, message: "reloaded \(configPath)" + (changes.isEmpty ? " (no service changed)" : ": " + changes.joined(separator: "; ")))
+            record = ReloadRecord(bootID: bootID, takenAt: takenAt, outcome: .applied, message: "reloaded \(configPath)" + (changes.isEmpty ? " (no service changed)" : ": " + changes.joined(separator: "; ")))
         } catch {
-            // The host logged why and kept the running configuration.
-            record = ReloadRecord(takenAt: takenAt, isApplied: false, message: error.description)
+            // The host logged why and kept the running configuration; a host on its way out
+            // did not look at the file at all.
+            let isStopping = [.terminating, .notRunning].contains(host.state)
+            record = ReloadRecord(bootID: bootID, takenAt: takenAt, outcome: isStopping ? .notApplied : .refused, message: error.description)
         }
-        do {
-            try record.write(to: stateDirectory)
-        } catch {
-            logger.error("could not record how the reload ended (apphostd reload waits for it): \(error)")
+        recorder.record(record, logger: logger)
+    }
+}
+
+/// Writes the reload records one at a time, never an older one over a newer one: each SIGHUP is
+/// handled on a task of its own, so two reloads can end together.
+final class ReloadRecorder: Sendable {
+    let stateDirectory: String
+    private let lastTakenAt = Mutex<UInt64?>(nil)
+
+    init(stateDirectory: String) {
+        self.stateDirectory = stateDirectory
+    }
+
+    func record(_ record: ReloadRecord, logger: Logger) {
+        lastTakenAt.withLock { last in
+            if let last, record.takenAt < last { return }
+            do {
+                try record.write(to: stateDirectory)
+                last = record.takenAt
+            } catch {
+                logger.error("could not record how the reload ended (apphostd reload waits for it): \(error)")
+            }
         }
     }
 }

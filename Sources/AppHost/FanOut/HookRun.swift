@@ -86,13 +86,14 @@ final class HookRun: Sendable {
         }
     }
 
-    /// Hands the run over at once (terminate during launch): returns the position of the call
-    /// in progress, if one is.
-    func abandon() -> Int? {
+    /// Hands the run over at once (terminate during launch): returns the position of the first
+    /// call without a result, if any, and whether it had started (a call the run's task had not
+    /// begun yet is never made).
+    func abandon() -> (position: Int, started: Bool)? {
         progress.withLock { progress in
-            guard progress.handedOverAt == nil else { return nil }
+            guard progress.handedOverAt == nil, progress.position < calls.count else { return nil }
             progress.handedOverAt = progress.position
-            return progress.startedAt == nil ? nil : progress.position
+            return (progress.position, progress.startedAt != nil)
         }
     }
 

@@ -105,8 +105,8 @@ struct HostLoop {
 
     mutating func handle(_ request: HostRequest, group: inout DiscardingTaskGroup) async {
         switch request {
-        case .lifecycle(let lifecycleRequest, let reply):
-            switch machine.decide(lifecycleRequest) {
+        case .lifecycle(let transition, let reply):
+            switch machine.decide(transition.request) {
             case .perform(let actions):
                 await perform(actions, group: &group)
                 await finishRequest(group: &group)
@@ -343,12 +343,14 @@ struct HostLoop {
             group.addTask { await run.perform(answers: answers) }
             waiting: while true {
                 if isCancelled || (abandonOnTerminate && isTerminateRequested) {
-                    let position = run.abandon()
+                    let abandoned = run.abandon()
                     let made = run.results
                     for offset in made.indices { results[start + offset] = made[offset] }
-                    if let position {
-                        results[start + position] = .abandoned
-                        services[owners[start + position]].isBusy = true
+                    if let abandoned {
+                        // Not waited for: still running (its service is busy until it returns),
+                        // or never begun.
+                        results[start + abandoned.position] = .abandoned
+                        if abandoned.started { services[owners[start + abandoned.position]].isBusy = true }
                     }
                     return results
                 }

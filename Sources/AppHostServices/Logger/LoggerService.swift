@@ -48,8 +48,8 @@ public final class LoggerService: ApplicationService {
 
     private struct State {
         var settings: Settings
-        /// Set from launch until terminate: the records are written as they are published.
-        var observation: MessageBus.Observation?
+        /// Set by `applicationWillTerminate`, which writes the terminate record itself.
+        var hasTerminated = false
     }
 
     private let state: Mutex<State>
@@ -79,28 +79,11 @@ public final class LoggerService: ApplicationService {
 
     // MARK: Hooks
 
-    public func application(_ application: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
-        // Before the host publishes the launch record (or, for a service added by a reload,
-        // the records of the events it catches up on).
-        let logger = application.logger
-        let observation = application.bus.observe(LifecycleEventRecord.self) { [self] record in
-            let settings = state.withLock { $0.settings }
-            if settings.records(record.event) { Self.write(record, at: settings.level, to: logger) }
-        }
-        let previous = state.withLock { state in
-            defer { state.observation = observation }
-            return state.observation
-        }
-        if let previous { application.bus.stopObserving(previous) }
-        return true
-    }
-
     public func applicationWillTerminate(_ application: ApplicationHandle) async throws {
-        let (settings, observation) = state.withLock { state in
-            defer { state.observation = nil }
-            return (state.settings, state.observation)
+        let settings = state.withLock { state in
+            state.hasTerminated = true
+            return state.settings
         }
-        if let observation { application.bus.stopObserving(observation) }
         let serviceCount = application.serviceCount
         guard application.state == .terminating else {
             application.logger.log(level: settings.level, "audit trail ends: \(application.serviceName) was removed by a reload")
@@ -121,6 +104,41 @@ public final class LoggerService: ApplicationService {
         let settings = try Self.parse(configuration)
         state.withLock { $0.settings = settings }
         return .applied
+    }
+
+    /// Writes each record as the host publishes it, on the host's own task, for as long as the
+    /// host runs this service's run loop: it starts before the launch record is published and
+    /// ends when the service is retired (terminated, removed, or its launch failed), so no
+    /// record is missed, written twice or written for a service the host dropped.
+    public func run(_ application: ApplicationHandle) async throws {
+        let logger = application.logger
+        let observation = application.bus.observe(LifecycleEventRecord.self) { [self] record in
+            let (settings, skip) = state.withLock { ($0.settings, record.event == .willTerminate && $0.hasTerminated) }
+            if !skip, settings.records(record.event) { Self.write(record, at: settings.level, to: logger) }
+        }
+        defer { application.bus.stopObserving(observation) }
+        await Self.untilCancelled()
+    }
+
+    /// Returns when the calling task is cancelled; no timer, no polling.
+    private static func untilCancelled() async {
+        let waiter = Mutex<(continuation: CheckedContinuation<Void, Never>?, isCancelled: Bool)>((nil, false))
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = waiter.withLock { state in
+                    if state.isCancelled || Task.isCancelled { return true }
+                    state.continuation = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            waiter.withLock { state in
+                state.isCancelled = true
+                defer { state.continuation = nil }
+                return state.continuation
+            }?.resume()
+        }
     }
 
     // MARK: Writing
