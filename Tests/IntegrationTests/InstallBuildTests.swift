@@ -11,25 +11,15 @@ extension IntegrationSuites {
     /// which the debug build the other tests run never sees.
     @Suite(.serialized, .buildsPackages)
     struct InstallBuildTests {
-        static let repository = GettingStartedPackageTests.repository
-        /// Where Benchmarks/process/run.sh builds it too, so a second run is incremental.
-        static let scratch = repository + "/.build-release"
-
         @Test("the installed binary is at most 16 MB, loads no Foundation, has its relocations packed and only its imports in the dynamic symbol table, and runs the shipped services to READY=1 and a clean stop")
         func installedBinaryRuns() async throws {
-            let swift = try #require(IntegrationEnvironment.swiftDriver)
-            let build = try await ProcessRunner.run(
-                [swift, "build", "-c", "release", "--product", "apphostd", "--static-swift-stdlib", "--package-path", Self.repository, "--scratch-path", Self.scratch],
-                environment: ProcessRunner.environment(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? ""]),
-                timeout: .seconds(1200)
-            )
-            try #require(build.succeeded, "\(build)")
+            let built = try await ReleaseBuild.apphostd()
 
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("apphostd-install-\(UUID().uuidString.prefix(8))").path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let installed = directory + "/apphostd"
-            let install = try await ProcessRunner.run(["install", "-s", "-m", "0755", Self.scratch + "/release/apphostd", installed])
+            let install = try await ProcessRunner.run(["install", "-s", "-m", "0755", built, installed])
             try #require(install.succeeded, "\(install)")
 
             let size = try #require(try FileManager.default.attributesOfItem(atPath: installed)[.size] as? Int)

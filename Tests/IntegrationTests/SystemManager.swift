@@ -1,0 +1,346 @@
+import AppHostTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// systemd 252 as PID 1 of a minimal Debian 12 system, with apphostd installed as operators
+/// install it (`deploy/install.sh BINARY ROOT`), booted in a container by `systemd-nspawn`.
+///
+/// Unlike `SystemdSandbox` (a user manager), this applies the shipped unit in full: `DynamicUser=`,
+/// `LoadCredential=`, `StateDirectory=`, the seccomp filter and the namespaces. Each boot gets a
+/// fresh copy of the cached root (`DebianRoot`), so tests start from a clean system.
+///
+/// Commands run inside through `nsenter -t <PID 1> -a` (all of the container's namespaces, its
+/// root included), so `systemctl` talks to the container's manager and `journalctl` reads its
+/// journal. Use `SystemManager.with { system in ... }` or the `.bootedSystem` suite trait, which
+/// always power it off.
+final class SystemManager: Sendable {
+    /// The directory of this boot: `root/` (the container's root), `nspawn.log`, `install.log`.
+    let directory: String
+    /// The container's root directory, seen from the host.
+    var root: String { directory + "/root" }
+    /// The machine name given to nspawn (unique per boot).
+    let machine: String
+    /// The container's PID 1 (systemd), as the host sees it.
+    let pid1: Int32
+    /// What the harness spent, step by step, for the suite's report.
+    let timings: [(step: String, duration: Duration)]
+
+    private let nspawn: Mutex<Process?>
+
+    private init(directory: String, machine: String, nspawn: Process, pid1: Int32, timings: [(step: String, duration: Duration)]) {
+        self.directory = directory
+        self.machine = machine
+        self.nspawn = Mutex(nspawn)
+        self.pid1 = pid1
+        self.timings = timings
+    }
+
+    /// The booted system of the enclosing `.bootedSystem` suite.
+    @TaskLocal static var current: SystemManager?
+
+    // MARK: Whether it can run
+
+    /// Why the system-manager tests cannot run here, or nil. Printed once when first asked.
+    static let problem: String? = {
+        let problem = findProblem()
+        if let problem { print("IntegrationTests: system-manager tests skipped: \(problem)") }
+        return problem
+    }()
+
+    private static func findProblem() -> String? {
+        #if os(Linux)
+        if ProcessInfo.processInfo.environment["APPHOSTD_SKIP_INTEGRATION"] == "1" { return "APPHOSTD_SKIP_INTEGRATION=1" }
+        if geteuid() != 0 { return "not root (uid \(geteuid())): systemd-nspawn and debootstrap need root" }
+        if ProcessRunner.resolve("systemd-nspawn") == nil { return "no systemd-nspawn (apt-get install systemd-container)" }
+        for tool in ["nsenter", "cp", "bash", "install", "strip"] where ProcessRunner.resolve(tool) == nil {
+            return "\(tool) not found in \(ProcessRunner.searchPath.joined(separator: ":"))"
+        }
+        if IntegrationEnvironment.swiftDriver == nil { return "no swift driver on PATH to build the release binary" }
+        return DebianRoot.problem()
+        #else
+        return "needs Linux with systemd-nspawn"
+        #endif
+    }
+
+    // MARK: Boot and power off
+
+    /// Boots a system, runs `body`, and powers it off whatever happens.
+    static func with<R: Sendable>(_ body: (SystemManager) async throws -> R) async throws -> R {
+        let system = try await boot()
+        do {
+            let result = try await body(system)
+            await system.powerOff()
+            return result
+        } catch {
+            await system.powerOff()
+            throw error
+        }
+    }
+
+    /// Prepares the Debian root (cached), builds the release binary (shared with
+    /// `InstallBuildTests`), copies the root, installs with `deploy/install.sh BINARY ROOT`, boots
+    /// it and waits (bounded) until `systemctl is-system-running --wait` answers inside.
+    static func boot() async throws -> SystemManager {
+        let clock = ContinuousClock()
+        var timings: [(step: String, duration: Duration)] = []
+        func timed<T>(_ step: String, _ work: () async throws -> T) async throws -> T {
+            let began = clock.now
+            let value = try await work()
+            timings.append((step, clock.now - began))
+            return value
+        }
+
+        let cached = try await timed(DebianRoot.isCached ? "Debian root (cached)" : "Debian root (debootstrap)") {
+            try await DebianRoot.prepare { print("IntegrationTests: \($0)") }
+        }
+        let binary = try await timed("release build") { try await ReleaseBuild.apphostd() }
+
+        let directory = try makeTemporaryDirectory("apphostd-pid1")
+        let root = directory + "/root"
+        do {
+            let copy = try await timed("copy of the root") {
+                try await ProcessRunner.run(["cp", "-a", "--reflink=auto", cached, root], timeout: .seconds(300))
+            }
+            guard copy.succeeded else { throw HarnessError("cannot copy the Debian root: \(copy)") }
+
+            let install = try await timed("deploy/install.sh") {
+                try await ProcessRunner.run(["bash", ReleaseBuild.repository + "/deploy/install.sh", binary, root], timeout: .seconds(120))
+            }
+            let installLog = "\(install)\n"
+            try? installLog.write(toFile: directory + "/install.log", atomically: false, encoding: .utf8)
+            guard install.succeeded else { throw HarnessError("deploy/install.sh failed: \(install)") }
+
+            let machine = "apphostd-it-" + UUID().uuidString.prefix(8).lowercased()
+            let booting = clock.now
+            let (nspawn, pid1) = try await start(root: root, machine: machine, directory: directory)
+            do {
+                try await waitUntilBooted(pid1: pid1, nspawn: nspawn, directory: directory)
+            } catch {
+                await stop(nspawn, pid1: pid1, machine: machine)
+                throw error
+            }
+            timings.append(("boot to is-system-running", clock.now - booting))
+            let system = SystemManager(directory: directory, machine: machine, nspawn: nspawn, pid1: pid1, timings: timings)
+            print("IntegrationTests: system manager booted: " + timings.map { "\($0.step) \(seconds($0.duration))" }.joined(separator: ", "))
+            return system
+        } catch {
+            if ProcessInfo.processInfo.environment["APPHOSTD_IT_KEEP"] == nil { try? await DebianRoot.remove(directory) }
+            throw error
+        }
+    }
+
+    /// Starts nspawn and finds the container's PID 1 among its children (nspawn is the
+    /// subreaper of the container's init, which is the child whose innermost pid is 1).
+    private static func start(root: String, machine: String, directory: String) async throws -> (Process, Int32) {
+        let logPath = directory + "/nspawn.log"
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        defer { try? log.close() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ProcessRunner.resolve("systemd-nspawn") ?? "/usr/bin/systemd-nspawn")
+        // --private-network: the daemon needs none, and nspawn keeps CAP_NET_ADMIN only with it,
+        // which the container's systemd needs to set up PrivateNetwork='s loopback device.
+        process.arguments = [
+            "--directory=\(root)", "--boot", "--register=no", "--keep-unit", "--console=passive",
+            "--private-network", "--machine=\(machine)",
+        ]
+        process.environment = ProcessRunner.environment()
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        let leader = process.processIdentifier
+
+        let found = Mutex<Int32?>(nil)
+        let settled = await Poll.until(timeout: .seconds(30), interval: .milliseconds(20)) {
+            if let pid = containerInit(of: leader) { found.withLock { $0 = pid }; return true }
+            return !process.isRunning
+        }
+        guard settled, let pid1 = found.withLock({ $0 }) else {
+            if process.isRunning { process.terminate() }
+            _ = await Poll.until(timeout: .seconds(10)) { !process.isRunning }
+            if process.isRunning { kill(leader, SIGKILL) }
+            let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            throw HarnessError("systemd-nspawn did not start a container init \(settled ? "(it exited)" : "within 30s"):\n\(text.suffix(3000))")
+        }
+        return (process, pid1)
+    }
+
+    /// The child of `leader` that is PID 1 of its own pid namespace.
+    private static func containerInit(of leader: Int32) -> Int32? {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(leader)/task")) ?? []
+        for task in tasks {
+            let children = (try? String(contentsOfFile: "/proc/\(leader)/task/\(task)/children", encoding: .utf8)) ?? ""
+            for child in children.split(separator: " ").compactMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
+                let status = (try? String(contentsOfFile: "/proc/\(child)/status", encoding: .utf8)) ?? ""
+                guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("NSpid:") }) else { continue }
+                let pids = line.dropFirst("NSpid:".count).split(whereSeparator: { $0 == " " || $0 == "\t" })
+                if pids.count > 1, pids.last == "1" { return child }
+            }
+        }
+        return nil
+    }
+
+    /// Waits until the container's manager has finished booting (`running` or `degraded`). Its
+    /// bus socket appears a moment after PID 1 starts, so the first calls may fail: retried.
+    private static func waitUntilBooted(pid1: Int32, nspawn: Process, directory: String) async throws {
+        var last: CommandResult?
+        let booted = try await Poll.until(timeout: .seconds(90), interval: .milliseconds(100)) {
+            guard nspawn.isRunning else { return true }
+            let answer = try await run(["systemctl", "is-system-running", "--wait"], in: pid1, timeout: .seconds(30))
+            last = answer
+            return ["running", "degraded"].contains(answer.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        guard booted, nspawn.isRunning else {
+            throw HarnessError("the container did not boot: \(last.map { "\($0)" } ?? "no answer")\n\(nspawnLog(directory: directory))")
+        }
+        if last?.stdout.contains("degraded") == true {
+            let failed = try? await run(["systemctl", "--no-pager", "--failed", "--no-legend"], in: pid1)
+            print("IntegrationTests: the container booted degraded; failed units:\n\(failed?.stdout ?? "?")")
+        }
+    }
+
+    /// Powers the container off (nspawn turns SIGTERM into an orderly shutdown of its init),
+    /// kills it if that takes more than 30 s, and removes its directory unless `$APPHOSTD_IT_KEEP`.
+    func powerOff() async {
+        guard let process = nspawn.withLock({ value -> Process? in let taken = value; value = nil; return taken }) else { return }
+        await Self.stop(process, pid1: pid1, machine: machine)
+        if ProcessInfo.processInfo.environment["APPHOSTD_IT_KEEP"] != nil {
+            print("IntegrationTests: container root kept in \(root)")
+        } else {
+            try? await DebianRoot.remove(directory)
+        }
+    }
+
+    private static func stop(_ process: Process, pid1: Int32, machine: String) async {
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        if await !Poll.until(timeout: .seconds(30), { !process.isRunning }) {
+            print("IntegrationTests: container \(machine) did not power off within 30s; killing it")
+            kill(pid1, SIGKILL)
+            kill(process.processIdentifier, SIGKILL)
+            _ = await Poll.until(timeout: .seconds(10)) { !process.isRunning }
+        }
+    }
+
+    /// The end of nspawn's console output, for failure messages.
+    static func nspawnLog(directory: String, count: Int = 3000) -> String {
+        let text = (try? String(contentsOfFile: directory + "/nspawn.log", encoding: .utf8)) ?? "(no nspawn.log)"
+        return "nspawn.log:\n" + text.suffix(count)
+    }
+
+    // MARK: Driving it
+
+    /// Runs `argv` inside the container (all its namespaces and its root).
+    func run(_ argv: [String], timeout: Duration = .seconds(60)) async throws -> CommandResult {
+        try await Self.run(argv, in: pid1, timeout: timeout)
+    }
+
+    private static func run(_ argv: [String], in pid1: Int32, timeout: Duration = .seconds(60)) async throws -> CommandResult {
+        let result = try await ProcessRunner.run(["nsenter", "--target=\(pid1)", "--all", "--"] + argv, timeout: timeout)
+        return CommandResult(argv: argv, status: result.status, stdout: result.stdout, stderr: result.stderr)
+    }
+
+    /// `systemctl ARGS...` inside.
+    @discardableResult
+    func systemctl(_ arguments: String..., timeout: Duration = .seconds(60)) async throws -> CommandResult {
+        try await run(["systemctl", "--no-pager"] + arguments, timeout: timeout)
+    }
+
+    /// Properties of a unit (`systemctl show`).
+    func show(_ unit: String, _ properties: [String] = SystemdSandbox.statusProperties) async throws -> [String: String] {
+        let result = try await run(["systemctl", "show", unit] + properties.flatMap { ["-p", $0] })
+        guard result.succeeded else { throw HarnessError("systemctl show failed: \(result)") }
+        var values: [String: String] = [:]
+        for line in result.stdout.split(separator: "\n") {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            values[String(line[..<equals])] = String(line[line.index(after: equals)...])
+        }
+        return values
+    }
+
+    /// The cursor of the journal's newest record, to read only what comes after it.
+    func journalCursor() async throws -> String? {
+        let result = try await run(["journalctl", "-n", "1", "-o", "json", "--no-pager", "-q"])
+        return result.stdout.split(separator: "\n").last.flatMap { SystemdSandbox.decodeRecord($0) }?["__CURSOR"]
+    }
+
+    /// Journal records matching `matches` (options such as `-u UNIT` or `FIELD=value`), after
+    /// `cursor` when given, oldest first.
+    ///
+    /// Why `--cursor` and not `--after-cursor`: with matches, journalctl 252 seeks to the cursor
+    /// and skips one record more, which is the first match when the cursor's own record does not
+    /// match. `--cursor` starts at the first match from the cursor on; the cursor's own record,
+    /// when it matches, is dropped here.
+    func journal(_ matches: [String], after cursor: String? = nil) async throws -> [[String: String]] {
+        var argv = ["journalctl", "-o", "json", "--no-pager", "-q"]
+        if let cursor { argv.append("--cursor=\(cursor)") }
+        let result = try await run(argv + matches)
+        if !result.succeeded, result.stdout.isEmpty, !result.stderr.isEmpty, !result.stderr.contains("No entries") {
+            throw HarnessError("journalctl failed: \(result)")
+        }
+        return result.stdout.split(separator: "\n").compactMap { SystemdSandbox.decodeRecord($0) }
+            .filter { cursor == nil || $0["__CURSOR"] != cursor }
+    }
+
+    /// The unit's journal as `[PRIORITY] IDENTIFIER: MESSAGE` lines (after `cursor`), for failure
+    /// messages.
+    func journalText(unit: String, after cursor: String? = nil, count: Int = 40) async -> String {
+        guard let records = try? await journal(["-u", unit], after: cursor) else { return "(journal unreadable)" }
+        return records.suffix(count).map(Self.line).joined(separator: "\n")
+    }
+
+    /// One record as `[PRIORITY] IDENTIFIER[TRANSPORT]: MESSAGE`.
+    static func line(_ record: [String: String]) -> String {
+        "[\(record["PRIORITY"] ?? "-")] \(record["SYSLOG_IDENTIFIER"] ?? record["_COMM"] ?? "?")[\(record["_TRANSPORT"] ?? "?")]: \(record["MESSAGE"] ?? "")"
+    }
+
+    /// Writes `text` to `path` inside the container (through the root directory on the host).
+    func write(_ text: String, to path: String, mode: mode_t = 0o644) throws {
+        let hostPath = root + path
+        try text.write(toFile: hostPath, atomically: true, encoding: .utf8)
+        guard chmod(hostPath, mode) == 0 else { throw HarnessError("chmod \(hostPath): \(String(cString: strerror(errno)))") }
+    }
+
+    /// Reads `path` inside the container.
+    func read(_ path: String) throws -> String {
+        try String(contentsOfFile: root + path, encoding: .utf8)
+    }
+}
+
+/// `1.2 s`.
+func seconds(_ duration: Duration) -> String {
+    let (whole, attoseconds) = duration.components
+    return String(format: "%.1f s", Double(whole) + Double(attoseconds) / 1e18)
+}
+
+/// Boots one `SystemManager` around a whole suite (once, not per test) and hands it to its tests
+/// as `SystemManager.current`.
+struct BootedSystemTrait: SuiteTrait, TestScoping {
+    var isRecursive: Bool { false }
+
+    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        let clock = ContinuousClock()
+        let began = clock.now
+        try await SystemManager.with { system in
+            try await SystemManager.$current.withValue(system) { try await function() }
+        }
+        print("IntegrationTests: \(test.name): booted system, tests and power-off took \(seconds(clock.now - began))")
+    }
+}
+
+extension Trait where Self == BootedSystemTrait {
+    /// Boots a system manager once for the suite (see `SystemManager`).
+    static var bootedSystem: Self { Self() }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// For a suite that boots a system manager: skipped, with the reason, where it cannot.
+    static var needsSystemManager: Self {
+        .disabled(if: SystemManager.problem != nil, Comment(rawValue: SystemManager.problem ?? ""))
+    }
+}

@@ -1,0 +1,365 @@
+import Foundation
+import Testing
+
+extension IntegrationSuites {
+    /// The shipped unit as operators install it: `deploy/install.sh` into a minimal Debian 12,
+    /// booted with systemd 252 as PID 1 (`SystemManager`), so that `DynamicUser=`,
+    /// `LoadCredential=`, `StateDirectory=`, the seccomp filter and the namespaces all apply.
+    ///
+    /// One boot for the whole suite; the tests run in this order (a serialized suite runs in
+    /// source order) and each first brings the daemon back to running and active if an earlier
+    /// one left it otherwise, so `--filter` can pick any one of them.
+    @Suite(.serialized, .needsSystemManager, .bootedSystem)
+    struct SystemManagerTests {
+        static let unit = "apphostd"
+        static let configPath = "/etc/apphostd/apphostd.yaml"
+        /// What `StatusText` starts with when the shipped config runs in the foreground.
+        static let activeStatus = "active · 4 services"
+
+        /// The booted system of this suite.
+        static func system() throws -> SystemManager {
+            guard let system = SystemManager.current else { throw HarnessError("no booted system (the suite's .bootedSystem trait provides it)") }
+            return system
+        }
+
+        /// Waits (bounded) until the unit's properties satisfy `condition`; the error shows the
+        /// last properties and the unit's journal.
+        @discardableResult
+        static func waitForStatus(_ system: SystemManager, _ what: String, timeout: Duration = .seconds(20), _ condition: ([String: String]) -> Bool) async throws -> [String: String] {
+            var last: [String: String] = [:]
+            let reached = try await Poll.until(timeout: timeout) {
+                last = try await system.show(unit)
+                return condition(last)
+            }
+            guard reached else {
+                throw HarnessError("timed out after \(timeout) waiting for \(what); last: \(last)\njournal:\n\(await system.journalText(unit: unit))")
+            }
+            return last
+        }
+
+        /// Waits (bounded) until the journal after `cursor` holds a record matching `condition`
+        /// among `matches`, and returns those records.
+        @discardableResult
+        static func waitForJournal(_ system: SystemManager, _ what: String, matches: [String], after cursor: String?, timeout: Duration = .seconds(20), _ condition: ([String: String]) -> Bool) async throws -> [[String: String]] {
+            var records: [[String: String]] = []
+            let found = try await Poll.until(timeout: timeout, interval: .milliseconds(100)) {
+                records = try await system.journal(matches, after: cursor)
+                return records.contains(where: condition)
+            }
+            guard found else {
+                throw HarnessError("timed out after \(timeout) waiting for \(what) in the journal; it has:\n\(records.suffix(40).map(SystemManager.line).joined(separator: "\n"))")
+            }
+            return records
+        }
+
+        static func isActiveAndForeground(_ status: [String: String]) -> Bool {
+            status["ActiveState"] == "active" && status["StatusText"]?.hasPrefix(activeStatus) == true
+                && status["StatusText"]?.contains("session locked") == false
+        }
+
+        static func isBackgroundAndLocked(_ status: [String: String]) -> Bool {
+            status["ActiveState"] == "active" && status["StatusText"]?.hasPrefix("background · 4 services") == true
+                && status["StatusText"]?.contains("session locked (entered background)") == true
+        }
+
+        /// Brings the daemon to running and in the foreground (started if an earlier test
+        /// stopped it, sent to the foreground if it was left in the background).
+        @discardableResult
+        static func ensureActive(_ system: SystemManager) async throws -> [String: String] {
+            let status = try await system.show(unit)
+            if status["ActiveState"] != "active" {
+                let start = try await system.systemctl("start", unit, timeout: .seconds(120))
+                guard start.succeeded else { throw HarnessError("systemctl start \(unit) failed: \(start)\n\(await system.journalText(unit: unit))") }
+            } else if status["StatusText"]?.hasPrefix("background") == true {
+                try await system.systemctl("kill", "-s", "SIGRTMIN+2", unit)
+            }
+            return try await waitForStatus(system, "the daemon running in the foreground", isActiveAndForeground)
+        }
+
+        /// The current invocation's id: the daemon's own records carry it as `_SYSTEMD_INVOCATION_ID`.
+        static func invocation(_ system: SystemManager) async throws -> String {
+            let id = try await system.show(unit, ["InvocationID"])["InvocationID"] ?? ""
+            guard !id.isEmpty else { throw HarnessError("no InvocationID for \(unit)") }
+            return id
+        }
+
+        /// `apphostd analytics --json` inside (the state the dynamic user keeps).
+        static func analytics(_ system: SystemManager) async throws -> [String: Any] {
+            let report = try await system.run(["/usr/local/bin/apphostd", "analytics", "--json", "--state-directory", "/var/lib/apphostd"])
+            guard report.succeeded, let object = try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any] else {
+                throw HarnessError("apphostd analytics failed: \(report)")
+            }
+            return object
+        }
+
+        // MARK: The checks, in order
+
+        @Test("systemctl enable --now apphostd starts the installed daemon and returns once it is READY")
+        func enableNowReachesReady() async throws {
+            let system = try Self.system()
+            let enable = try await system.systemctl("enable", "--now", Self.unit, timeout: .seconds(120))
+            let enableJournal = enable.succeeded ? "" : await system.journalText(unit: Self.unit)
+            #expect(enable.succeeded, "\(enable)\n\(enableJournal)")
+            // Type=notify: the start job finished only after READY=1, so it is active now.
+            let status = try await system.show(Self.unit)
+            #expect(status["ActiveState"] == "active" && status["SubState"] == "running", "\(status)")
+            try await Self.waitForStatus(system, "StatusText \(Self.activeStatus)", Self.isActiveAndForeground)
+            let enabled = try await system.systemctl("is-enabled", Self.unit)
+            #expect(enabled.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "enabled", "\(enabled)")
+        }
+
+        @Test("the session secret arrives through LoadCredential=: session-lock runs unlocked, not 'secret unavailable'")
+        func sessionSecretArrivesAsCredential() async throws {
+            let system = try Self.system()
+            let status = try await Self.ensureActive(system)
+            #expect(status["StatusText"]?.contains("secret unavailable") == false, "\(status)")
+            let credential = try await system.run(["test", "-s", "/run/credentials/apphostd.service/session-secret"])
+            #expect(credential.succeeded, "no credential in /run/credentials/apphostd.service: \(credential)")
+            let records = try await system.journal(["_SYSTEMD_INVOCATION_ID=\(try await Self.invocation(system))"])
+            let unavailable = records.filter { ($0["MESSAGE"] ?? "").contains("secret unavailable") || ($0["MESSAGE"] ?? "").contains("session stays locked") }
+            #expect(unavailable.isEmpty, "\(unavailable.map(SystemManager.line))")
+        }
+
+        @Test("systemctl kill -s SIGUSR1 moves StatusText to the background (session locked) and back (the secret read again)")
+        func usr1TogglesBackgroundAndBack() async throws {
+            let system = try Self.system()
+            try await Self.ensureActive(system)
+            let cursor = try await system.journalCursor()
+            try await system.systemctl("kill", "-s", "SIGUSR1", Self.unit)
+            try await Self.waitForStatus(system, "StatusText background with the session locked", Self.isBackgroundAndLocked)
+            try await system.systemctl("kill", "-s", "SIGUSR1", Self.unit)
+            try await Self.waitForStatus(system, "StatusText back to \(Self.activeStatus), unlocked", Self.isActiveAndForeground)
+            // Unlocking re-reads the secret from $CREDENTIALS_DIRECTORY.
+            try await Self.waitForJournal(system, "session unlocked", matches: ["-u", Self.unit], after: cursor) {
+                $0["MESSAGE"] == "session unlocked: entered foreground"
+            }
+        }
+
+        @Test("SIGRTMIN+1 goes to the background (twice is once), SIGRTMIN+2 to the foreground")
+        func realtimeSignalsAreExplicitTransitions() async throws {
+            let system = try Self.system()
+            try await Self.ensureActive(system)
+            let invocation = try await Self.invocation(system)
+            let cursor = try await system.journalCursor()
+            try await system.systemctl("kill", "-s", "SIGRTMIN+1", Self.unit)
+            try await Self.waitForStatus(system, "StatusText background after SIGRTMIN+1", Self.isBackgroundAndLocked)
+            try await system.systemctl("kill", "-s", "SIGRTMIN+1", Self.unit)
+            // Queued behind the second SIGRTMIN+1, so handled after it.
+            try await system.systemctl("kill", "-s", "SIGRTMIN+2", Self.unit)
+            try await Self.waitForStatus(system, "StatusText active after SIGRTMIN+2", Self.isActiveAndForeground)
+            let records = try await Self.waitForJournal(system, "didBecomeActive", matches: ["_SYSTEMD_INVOCATION_ID=\(invocation)"], after: cursor) {
+                $0["EVENT"] == "didBecomeActive"
+            }
+            let events = records.compactMap { $0["EVENT"] }
+            #expect(events.filter { $0 == "didEnterBackground" }.count == 1, "the second SIGRTMIN+1 was not a no-op: \(events)")
+            #expect(events.filter { $0 == "willEnterForeground" }.count == 1, "\(events)")
+        }
+
+        @Test("systemctl kill -s SIGRTMIN+18 gives a critical memory warning, logged by the logger service")
+        func rtmin18GivesMemoryWarning() async throws {
+            let system = try Self.system()
+            try await Self.ensureActive(system)
+            let invocation = try await Self.invocation(system)
+            let cursor = try await system.journalCursor()
+            try await system.systemctl("kill", "-s", "SIGRTMIN+18", Self.unit)
+            let records = try await Self.waitForJournal(system, "didReceiveMemoryWarning from the logger", matches: ["_SYSTEMD_INVOCATION_ID=\(invocation)"], after: cursor) {
+                ($0["MESSAGE"] ?? "").hasPrefix("didReceiveMemoryWarning") && $0["SERVICE"] == "logger"
+            }
+            let warning = records.first { ($0["MESSAGE"] ?? "").hasPrefix("didReceiveMemoryWarning") }
+            #expect(warning?["EVENT"] == "didReceiveMemoryWarning.critical", "\(warning ?? [:])")
+            let status = try await system.show(Self.unit)
+            #expect(Self.isActiveAndForeground(status), "\(status)")
+        }
+
+        // Needs the unit's `ExecReload=/usr/local/bin/apphostd reload` (under way on main): today's
+        // `ExecReload=/bin/kill -HUP $MAINPID` fails at once on a minimal system, which has no
+        // /bin/kill (procps), so this test fails on a branch without that change.
+        @Test("systemctl reload of a good config succeeds and applies it in the same process")
+        func reloadGoodConfigSucceeds() async throws {
+            let system = try Self.system()
+            try await Self.ensureActive(system)
+            let good = try system.read(Self.configPath)
+            let changed = good.replacingOccurrences(of: "coalesce-window: 10s", with: "coalesce-window: 5s")
+            try #require(changed != good, "the installed config has no 'coalesce-window: 10s' to change")
+            try system.write(changed, to: Self.configPath)
+            defer { try? system.write(good, to: Self.configPath) }
+            let pid = try await system.show(Self.unit)["MainPID"]
+            let cursor = try await system.journalCursor()
+
+            let reload = try await system.systemctl("reload", Self.unit, timeout: .seconds(60))
+            let reloadJournal = reload.succeeded ? "" : await system.journalText(unit: Self.unit, after: cursor)
+            #expect(reload.succeeded, "\(reload)\n\(reloadJournal)")
+            if reload.succeeded {
+                try await Self.waitForJournal(system, "reloaded \(Self.configPath)", matches: ["-u", Self.unit], after: cursor) {
+                    $0["MESSAGE"] == "reloaded \(Self.configPath)"
+                }
+            }
+            let status = try await system.show(Self.unit)
+            #expect(status["ActiveState"] == "active" && status["MainPID"] == pid, "\(status)")
+            #expect(status["StatusText"]?.contains("reload failed") == false, "\(status)")
+        }
+
+        // Needs the unit's `ExecReload=/usr/local/bin/apphostd reload` (under way on main), which
+        // exits non-zero when the daemon refuses the new config: with today's
+        // `ExecReload=/bin/kill -HUP $MAINPID` the reload job cannot know (and on a minimal system
+        // fails earlier, for want of /bin/kill, so the daemon never sees the SIGHUP), so this test
+        // fails on a branch without that change.
+        @Test("systemctl reload of a broken config fails, the old config keeps running, and the error is in systemctl status and the journal")
+        func reloadBrokenConfigFails() async throws {
+            let system = try Self.system()
+            try await Self.ensureActive(system)
+            let good = try system.read(Self.configPath)
+            let broken = good.replacingOccurrences(of: "\nhost:\n", with: "\nhost:\n  bogus-key: 1\n")
+            try #require(broken != good, "the installed config has no 'host:' line")
+            try system.write(broken, to: Self.configPath)
+            // Whatever happens, the next start must find a good file (a broken one exits 78).
+            defer { try? system.write(good, to: Self.configPath) }
+            let pid = try await system.show(Self.unit)["MainPID"]
+            let cursor = try await system.journalCursor()
+
+            let reload = try await system.systemctl("reload", Self.unit, timeout: .seconds(60))
+            #expect(!reload.succeeded, "systemctl reload of a broken config succeeded: \(reload)")
+            // Bounded waits, each recorded as an issue when it runs out, so that every check runs:
+            // a reload command that does not wait for the daemon's answer returns before it.
+            do {
+                try await Self.waitForStatus(system, "StatusText saying the reload failed", timeout: .seconds(5)) {
+                    $0["StatusText"]?.contains("reload failed") == true
+                }
+            } catch {
+                Issue.record(error)
+            }
+            let status = try await system.show(Self.unit)
+            #expect(status["ActiveState"] == "active" && status["MainPID"] == pid, "the old daemon no longer runs: \(status)")
+            do {
+                try await Self.waitForJournal(system, "an error naming \(Self.configPath) and bogus-key", matches: ["-u", Self.unit], after: cursor, timeout: .seconds(5)) { record in
+                    let message = record["MESSAGE"] ?? ""
+                    return message.contains(Self.configPath) && message.contains("bogus-key") && (Int(record["PRIORITY"] ?? "") ?? 7) <= 3
+                }
+            } catch {
+                Issue.record(error)
+            }
+            let shown = try await system.systemctl("status", "--lines=30", Self.unit)
+            #expect(shown.stdout.contains("bogus-key"), "systemctl status does not show the error: \(shown)")
+
+            // The old config still runs: a transition works as before.
+            try await system.systemctl("kill", "-s", "SIGRTMIN+1", Self.unit)
+            try await Self.waitForStatus(system, "background under the old config", Self.isBackgroundAndLocked)
+            try await system.systemctl("kill", "-s", "SIGRTMIN+2", Self.unit)
+            try await Self.waitForStatus(system, "foreground under the old config", Self.isActiveAndForeground)
+
+            // Fixed again; a good reload clears the remark (where reload works at all).
+            try system.write(good, to: Self.configPath)
+            _ = try await system.systemctl("reload", Self.unit, timeout: .seconds(60))
+        }
+
+        @Test("the state directory belongs to the dynamic user and survives systemctl restart: the launch count goes up by one")
+        func stateSurvivesRestartUnderDynamicUser() async throws {
+            let system = try Self.system()
+            try await Self.ensureActive(system)
+            let before = try await Self.analytics(system)
+            let launches = try #require(before["launches"] as? Int, "\(before)")
+            let cleanExits = try #require(before["cleanPreviousExits"] as? Int, "\(before)")
+            let oldPID = try await system.show(Self.unit)["MainPID"]
+
+            let restart = try await system.systemctl("restart", Self.unit, timeout: .seconds(120))
+            #expect(restart.succeeded, "\(restart)")
+            let status = try await Self.waitForStatus(system, "running again after restart", Self.isActiveAndForeground)
+            #expect(status["MainPID"] != oldPID, "\(status)")
+            var after: [String: Any] = [:]
+            let counted = try await Poll.until(timeout: .seconds(15), interval: .milliseconds(100)) {
+                after = try await Self.analytics(system)
+                return after["launches"] as? Int == launches + 1
+            }
+            #expect(counted, "launches \(launches) before the restart, after: \(after)")
+            #expect(after["cleanPreviousExits"] as? Int == cleanExits + 1, "the restart's stop was not recorded as a clean exit: \(after)")
+
+            // DynamicUser=: /var/lib/apphostd links to /var/lib/private/apphostd, owned by the
+            // transient uid the daemon runs as (systemd's dynamic range 61184–65519).
+            let link = try await system.run(["readlink", "/var/lib/apphostd"])
+            #expect(link.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "private/apphostd", "\(link)")
+            let owner = try await system.run(["stat", "-c", "%u", "/var/lib/private/apphostd"])
+            let uid = try #require(Int(owner.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(owner)")
+            #expect((61184...65519).contains(uid), "the state directory belongs to uid \(uid)")
+            let pid = try #require(status["MainPID"])
+            let processStatus = try await system.run(["cat", "/proc/\(pid)/status"])
+            let uidLine = processStatus.stdout.split(separator: "\n").first { $0.hasPrefix("Uid:") } ?? ""
+            #expect(uidLine.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().first.flatMap { Int($0) } == uid,
+                    "the daemon does not run as the state directory's owner \(uid): \(uidLine)")
+        }
+
+        @Test("systemctl stop: SIGTERM, a clean exit 0 (ExecMainStatus=0, Result=success)")
+        func stopExitsZero() async throws {
+            let system = try Self.system()
+            try await Self.ensureActive(system)
+            let stop = try await system.systemctl("stop", Self.unit, timeout: .seconds(60))
+            #expect(stop.succeeded, "\(stop)")
+            // Enabled, so the unit stays loaded and keeps its last run's results.
+            let status = try await system.show(Self.unit)
+            #expect(status["ActiveState"] == "inactive", "\(status)")
+            #expect(status["Result"] == "success", "\(status)")
+            #expect(status["ExecMainCode"] == "1", "ExecMainCode is not CLD_EXITED: \(status)")
+            let stopJournal = status["ExecMainStatus"] == "0" ? "" : await system.journalText(unit: Self.unit)
+            #expect(status["ExecMainStatus"] == "0", "\(status)\n\(stopJournal)")
+        }
+
+        @Test("systemd-analyze security apphostd in the booted system rates at most 0.9")
+        func securityExposureInTheBootedSystem() async throws {
+            let system = try Self.system()
+            try await Self.ensureActive(system)
+            let result = try await system.run(["systemd-analyze", "security", "--no-pager", Self.unit])
+            #expect(result.succeeded, "\(result)")
+            // "→ Overall exposure level for apphostd.service: 0.2 SAFE 😀" (or ":-}" without UTF-8)
+            let summary = try #require(result.stdout.split(separator: "\n").first { $0.contains("Overall exposure level") }, "\(result)")
+            let words = summary.components(separatedBy: "apphostd.service: ").last?.split(separator: " ") ?? []
+            let score = try #require(words.first.flatMap { Double($0) }, "cannot read the score in \(summary)")
+            print("IntegrationTests: systemd-analyze security in the booted system: \(words.prefix(2).joined(separator: " "))")
+            #expect(score <= 0.9, "exposure \(summary)")
+        }
+
+        // Fails with today's unit: `SystemCallFilter=~@resources` refuses the `setpriority` that
+        // libdispatch's worker threads call, and libdispatch logs each refusal through syslog(3)
+        // ("Failed to set thread priority for worker thread: ... errno=1"), at notice, so
+        // `journalctl -p warning` alone does not show them.
+        @Test("no warning or error, and nothing the daemon did not write itself, in the unit's journal over a start, a minute idle and a round of signals")
+        func journalHasOnlyWhatTheDaemonMeant() async throws {
+            let system = try Self.system()
+            try await Self.ensureActive(system)
+            let cursor = try await system.journalCursor()
+            let restart = try await system.systemctl("restart", Self.unit, timeout: .seconds(120))
+            #expect(restart.succeeded, "\(restart)")
+            try await Self.waitForStatus(system, "running after restart", Self.isActiveAndForeground)
+            let invocation = try await Self.invocation(system)
+
+            // The subject of the test, not a wait for anything: a minute of an idle daemon (its
+            // watchdog pings, its analytics timer).
+            try await Task.sleep(for: .seconds(60))
+
+            for signal in ["SIGUSR1", "SIGRTMIN+1"] {
+                try await system.systemctl("kill", "-s", signal, Self.unit)
+                try await Self.waitForStatus(system, "background after \(signal)", Self.isBackgroundAndLocked)
+                try await system.systemctl("kill", "-s", signal == "SIGUSR1" ? "SIGUSR1" : "SIGRTMIN+2", Self.unit)
+                try await Self.waitForStatus(system, "foreground again", Self.isActiveAndForeground)
+            }
+            let memoryCursor = try await system.journalCursor()
+            try await system.systemctl("kill", "-s", "SIGRTMIN+18", Self.unit)
+            try await Self.waitForJournal(system, "the memory warning", matches: ["_SYSTEMD_INVOCATION_ID=\(invocation)"], after: memoryCursor) {
+                $0["EVENT"] == "didReceiveMemoryWarning.critical"
+            }
+
+            let records = try await system.journal(["-u", Self.unit], after: cursor)
+            // Unmeant: anything at warning or above (nothing here gives the daemon a reason to
+            // warn), and anything the daemon's process wrote other than through its own log
+            // backend (journald's native protocol): the runtime or a library speaking behind
+            // its back on stderr or through syslog(3).
+            let unmeant = records.filter { record in
+                let priority = Int(record["PRIORITY"] ?? "") ?? 7
+                let transport = record["_TRANSPORT"] ?? ""
+                let fromDaemon = record["_SYSTEMD_UNIT"] == "apphostd.service" && record["_PID"] != "1"
+                return priority <= 4 || (fromDaemon && (transport == "stdout" || transport == "syslog"))
+            }
+            let lines = unmeant.map(SystemManager.line)
+            print("IntegrationTests: the unit's journal over a start, a minute idle and a round of signals: \(records.count) records, \(unmeant.count) unmeant")
+            #expect(lines.isEmpty, "lines the daemon did not mean to write:\n\(lines.joined(separator: "\n"))")
+        }
+    }
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Installs apphostd as a system service: deploy/install.sh BINARY [ROOT]
+#
+#   BINARY  the built daemon, e.g. .build/release/apphostd (see deploy/INSTALL.md for the build)
+#   ROOT    the root of the system to install into (default /); another directory (a container's
+#           or an image's root) gets the same files, and systemctl is left to its caller.
+#
+# Installs, under ROOT:
+#   usr/local/bin/apphostd                  the binary, stripped (install -s -m 0755)
+#   etc/apphostd/apphostd.yaml              config/apphostd.yaml, unless a config is already there
+#   etc/apphostd/session-secret             a new random secret (root-only), unless one is there
+#   etc/systemd/system/apphostd.service     deploy/apphostd.service
+#   usr/local/share/doc/apphostd/README.md  README.md (the unit's Documentation=)
+# On ROOT=/ it then runs `systemctl daemon-reload`; enabling and starting is the operator's step.
+# Runs as root (no sudo inside). Running it again upgrades the binary, the unit and the README
+# and keeps the config and the secret.
+set -euo pipefail
+
+usage="usage: $0 BINARY [ROOT]   (ROOT defaults to /)"
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+  echo "$usage" >&2
+  exit 2
+fi
+binary=$1
+root=${2:-/}
+source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install.sh: must run as root (it writes /etc and /usr/local under $root): run it with sudo or as root" >&2
+  exit 1
+fi
+if [ ! -e "$binary" ]; then
+  echo "install.sh: no binary at $binary: build it first (swift build -c release --product apphostd --static-swift-stdlib)" >&2
+  exit 1
+fi
+if [ ! -f "$binary" ] || [ ! -x "$binary" ]; then
+  echo "install.sh: $binary is not an executable file" >&2
+  exit 1
+fi
+if ! command -v strip >/dev/null; then
+  echo "install.sh: no strip (Debian: binutils), which install -s needs to strip the binary" >&2
+  exit 1
+fi
+if [ ! -d "$root" ]; then
+  echo "install.sh: the target root $root is not a directory" >&2
+  exit 1
+fi
+for file in config/apphostd.yaml deploy/apphostd.service README.md; do
+  if [ ! -f "$source_dir/$file" ]; then
+    echo "install.sh: $source_dir/$file is missing (run it from a checkout of apphostd)" >&2
+    exit 1
+  fi
+done
+
+# "/" and "/x/" both end without a slash here, so "$prefix/etc" is "/etc" or "/x/etc".
+prefix=${root%/}
+while [ "${prefix%/}" != "$prefix" ]; do prefix=${prefix%/}; done
+bin_dir=$prefix/usr/local/bin
+etc_dir=$prefix/etc/apphostd
+unit_dir=$prefix/etc/systemd/system
+doc_dir=$prefix/usr/local/share/doc/apphostd
+
+install -d -m 0755 "$bin_dir" "$etc_dir" "$unit_dir" "$doc_dir"
+
+install -s -m 0755 "$binary" "$bin_dir/apphostd"
+echo "installed $bin_dir/apphostd (stripped, from $binary)"
+
+if [ -e "$etc_dir/apphostd.yaml" ]; then
+  echo "kept $etc_dir/apphostd.yaml (already there; the shipped default is $source_dir/config/apphostd.yaml)"
+else
+  install -m 0644 "$source_dir/config/apphostd.yaml" "$etc_dir/apphostd.yaml"
+  echo "installed $etc_dir/apphostd.yaml"
+fi
+
+if [ -e "$etc_dir/session-secret" ]; then
+  echo "kept $etc_dir/session-secret (already there)"
+else
+  # Root-only on disk; systemd hands it to the service through LoadCredential=.
+  (umask 077; head -c 32 /dev/urandom | base64 > "$etc_dir/session-secret")
+  echo "created $etc_dir/session-secret (mode 0600, 32 random bytes in base64)"
+fi
+
+install -m 0644 "$source_dir/deploy/apphostd.service" "$unit_dir/apphostd.service"
+echo "installed $unit_dir/apphostd.service"
+
+install -m 0644 "$source_dir/README.md" "$doc_dir/README.md"
+echo "installed $doc_dir/README.md"
+
+if [ -z "$prefix" ]; then
+  if ! systemctl daemon-reload; then
+    echo "install.sh: the files are installed, but systemctl daemon-reload failed (is systemd PID 1 here?)" >&2
+    exit 1
+  fi
+  echo "ran systemctl daemon-reload"
+  echo "next: systemctl enable --now apphostd   (or systemctl restart apphostd if it was already running)"
+else
+  echo "not calling systemctl: $root is not the running system's root; enable the unit there (systemctl enable apphostd)"
+fi
