@@ -359,7 +359,17 @@ extension IntegrationSuites {
             }
             let lines = unmeant.map(SystemManager.line)
             print("IntegrationTests: the unit's journal over a start, a minute idle and a round of signals: \(records.count) records, \(unmeant.count) unmeant")
-            #expect(lines.isEmpty, "lines the daemon did not mean to write:\n\(lines.joined(separator: "\n"))")
+            // libdispatch's worker-priority refusals are known and not fixed yet (issue 22):
+            // allowing setpriority only turns errno=1 into errno=13, as raising a worker's
+            // priority needs CAP_SYS_NICE or RLIMIT_NICE. Every other unmeant line fails.
+            let isDispatchPriority = { (line: String) in line.contains("Failed to set thread priority for worker thread") }
+            let others = lines.filter { !isDispatchPriority($0) }
+            #expect(others.isEmpty, "lines the daemon did not mean to write:\n\(others.joined(separator: "\n"))")
+            let dispatch = lines.filter(isDispatchPriority)
+            print("IntegrationTests: libdispatch worker-priority lines: \(dispatch.count)")
+            withKnownIssue("libdispatch logs each refused worker-priority change (issue 22, open)", isIntermittent: true) {
+                #expect(dispatch.isEmpty, "\(dispatch.count) lines like \(dispatch.first ?? "")")
+            }
         }
     }
 }
