@@ -58,7 +58,7 @@ struct ReloadCommand {
             // Wakes on the record's rename; at least once a second to see whether the daemon
             // is still there to answer.
             var descriptor = pollfd(fd: watch, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(min(1000, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1))
+            let milliseconds = Int32(min(1000, left.wholeMicroseconds / 1000 + 1))
             if poll(&descriptor, 1, milliseconds) > 0 {
                 var events = [UInt8](repeating: 0, count: 4096)
                 _ = events.withUnsafeMutableBytes { read(watch, $0.baseAddress, $0.count) }

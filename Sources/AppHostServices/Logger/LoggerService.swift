@@ -117,28 +117,11 @@ public final class LoggerService: ApplicationService {
             if !skip, settings.records(record.event) { Self.write(record, at: settings.level, to: logger) }
         }
         defer { application.bus.stopObserving(observation) }
-        await Self.untilCancelled()
-    }
-
-    /// Returns when the calling task is cancelled; no timer, no polling.
-    private static func untilCancelled() async {
-        let waiter = Mutex<(continuation: CheckedContinuation<Void, Never>?, isCancelled: Bool)>((nil, false))
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = waiter.withLock { state in
-                    if state.isCancelled || Task.isCancelled { return true }
-                    state.continuation = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-        } onCancel: {
-            waiter.withLock { state in
-                state.isCancelled = true
-                defer { state.continuation = nil }
-                return state.continuation
-            }?.resume()
-        }
+        // Parked until the host cancels the run loop: an AsyncStream's iteration ends on
+        // cancellation, and nothing is ever yielded to this one (no timer, no polling).
+        let (parked, keepOpen) = AsyncStream<Never>.makeStream()
+        for await _ in parked {}
+        keepOpen.finish()
     }
 
     // MARK: Writing
