@@ -12,7 +12,10 @@ struct RunCommand {
         let finished = DispatchSemaphore(value: 0)
         // The one unstructured task: the bridge from the synchronous entry (see `ApphostdCommand`) to
         // the daemon's structured task tree. The main thread waits for it with signals blocked.
-        Task {
+        // At `.medium`: started from the main thread, a task would be `.high` on Linux, and
+        // libdispatch would give the worker threads running it nice -2, which a daemon without
+        // CAP_SYS_NICE may not take (each refusal is a line in the journal).
+        Task(priority: .medium) {
             status.value = await daemon.run()
             finished.signal()
         }

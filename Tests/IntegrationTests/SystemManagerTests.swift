@@ -316,10 +316,10 @@ extension IntegrationSuites {
             #expect(score <= 0.9, "exposure \(summary)")
         }
 
-        // Fails with today's unit: `SystemCallFilter=~@resources` refuses the `setpriority` that
-        // libdispatch's worker threads call, and libdispatch logs each refusal through syslog(3)
-        // ("Failed to set thread priority for worker thread: ... errno=1"), at notice, so
-        // `journalctl -p warning` alone does not show them.
+        // libdispatch sets each new worker thread's nice value from its QoS and logs every refusal
+        // through syslog(3) at notice ("Failed to set thread priority for worker thread: ...
+        // errno=1"), about 20 a minute while idle under `SystemCallFilter=~@resources`, and one
+        // for its timer thread (nice -4) unless the unit's LimitNICE=-4 took effect.
         @Test("no warning or error, and nothing the daemon did not write itself, in the unit's journal over a start, a minute idle and a round of signals")
         func journalHasOnlyWhatTheDaemonMeant() async throws {
             let system = try Self.system()
@@ -359,17 +359,21 @@ extension IntegrationSuites {
             }
             let lines = unmeant.map(SystemManager.line)
             print("IntegrationTests: the unit's journal over a start, a minute idle and a round of signals: \(records.count) records, \(unmeant.count) unmeant")
-            // libdispatch's worker-priority refusals are known and not fixed yet (issue 22):
-            // allowing setpriority only turns errno=1 into errno=13, as raising a worker's
-            // priority needs CAP_SYS_NICE or RLIMIT_NICE. Every other unmeant line fails.
-            let isDispatchPriority = { (line: String) in line.contains("Failed to set thread priority for worker thread") }
-            let others = lines.filter { !isDispatchPriority($0) }
+            // systemd raises the hard RLIMIT_NICE to LimitNICE='s 24 only with CAP_SYS_RESOURCE,
+            // which a real machine's PID 1 has and this harness may not (nspawn drops it, and a
+            // machine that is itself a container may lack it): then libdispatch's timer thread,
+            // which asks for nice -4 once per process, is refused once. Never more than that.
+            let pid = try #require(Int(try await system.show(Self.unit, ["MainPID"])["MainPID"] ?? ""))
+            let limits = try await system.run(["cat", "/proc/\(pid)/limits"]).stdout
+            // "Max nice priority         24                   24": the soft limit, then the hard one.
+            let niceLimit = limits.split(separator: "\n").first { $0.hasPrefix("Max nice priority") }
+                .flatMap { $0.split(separator: " ").dropFirst(4).first }.flatMap { Int($0) } ?? 0
+            let isTimerThreadRefusal = { (line: String) in line.contains("Failed to set thread priority for worker thread") && line.contains("errno=13") }
+            let allowed = niceLimit >= 24 ? 0 : 1
+            print("IntegrationTests: the daemon's RLIMIT_NICE is \(niceLimit) (24 with LimitNICE=-4); libdispatch worker-priority lines: \(lines.filter(isTimerThreadRefusal).count), at most \(allowed) allowed")
+            let timerThreadRefusals = lines.filter(isTimerThreadRefusal).prefix(allowed)
+            let others = lines.filter { !timerThreadRefusals.contains($0) }
             #expect(others.isEmpty, "lines the daemon did not mean to write:\n\(others.joined(separator: "\n"))")
-            let dispatch = lines.filter(isDispatchPriority)
-            print("IntegrationTests: libdispatch worker-priority lines: \(dispatch.count)")
-            withKnownIssue("libdispatch logs each refused worker-priority change (issue 22, open)", isIntermittent: true) {
-                #expect(dispatch.isEmpty, "\(dispatch.count) lines like \(dispatch.first ?? "")")
-            }
         }
     }
 }
