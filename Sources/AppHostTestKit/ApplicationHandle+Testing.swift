@@ -15,6 +15,7 @@ extension ApplicationHandle {
     ///   - serviceCount: how many services the host runs, this one included.
     ///   - logger: the service's logger; one that drops everything by default.
     ///   - bus: the bus the service publishes to and subscribes on.
+    ///   - keepRestorableState: receives what the service hands to `keepRestorableState(_:)`.
     public static func testing(
         serviceName: String = "service",
         configuration: ServiceConfiguration = .empty,
@@ -24,9 +25,14 @@ extension ApplicationHandle {
         stateDirectory: String? = nil,
         serviceCount: Int = 1,
         logger: Logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
-        bus: MessageBus = MessageBus()
+        bus: MessageBus = MessageBus(),
+        keepRestorableState: (@Sendable ([UInt8]) -> Void)? = nil
     ) -> ApplicationHandle {
-        ApplicationHandle(
+        var sink: (@Sendable (String, [UInt8]) -> Void)?
+        if let keepRestorableState {
+            sink = { _, bytes in keepRestorableState(bytes) }
+        }
+        return ApplicationHandle(
             serviceName: serviceName,
             logger: logger,
             configuration: configuration,
@@ -35,7 +41,8 @@ extension ApplicationHandle {
             launchOptions: launchOptions,
             isSessionLocked: isSessionLocked,
             stateDirectory: stateDirectory,
-            serviceCount: serviceCount
+            serviceCount: serviceCount,
+            restorableStateSink: sink
         )
     }
 }

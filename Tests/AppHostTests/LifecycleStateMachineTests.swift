@@ -141,9 +141,17 @@ import Testing
         #expect(LifecycleStateMachine(state: state, isProtectedDataAvailable: !locked).eventsToCatchUp == events)
     }
 
+    @Test func launchCompletesIntoActiveOrIntoTheBackground() {
+        let machine = LifecycleStateMachine(state: .launching)
+        #expect(machine.launchCompletionActions() == [.move(to: .active), .deliver(.didBecomeActive, from: .launching, to: .active)])
+        #expect(machine.launchCompletionActions(intoBackground: true) == [.move(to: .background), .deliver(.didEnterBackground, from: .launching, to: .background)])
+    }
+
     static let legal: [(ApplicationState, ApplicationState)] = [
         (.notRunning, .launching),
         (.launching, .active),
+        // A restore after an unclean exit in the background launches into the background.
+        (.launching, .background),
         (.active, .inactive),
         (.inactive, .active),
         (.inactive, .background),
@@ -160,7 +168,6 @@ import Testing
         (.notRunning, .background),
         (.notRunning, .inactive),
         (.notRunning, .terminating),
-        (.launching, .background),
         (.launching, .inactive),
         (.launching, .notRunning),
         (.active, .background),

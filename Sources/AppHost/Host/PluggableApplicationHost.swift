@@ -19,6 +19,9 @@ public final class PluggableApplicationHost: Sendable {
         public var terminateDeadline: Duration
         /// Where launch state is kept; nil makes every launch a first launch.
         public var launchState: (any LaunchStateStorage)?
+        /// Where the host keeps its services' restorable state and its lifecycle across runs;
+        /// nil restores nothing.
+        public var restorableState: (any RestorableStateStorage)?
         /// The directory services keep their files in (`ApplicationHandle.stateDirectory`).
         public var stateDirectory: String?
         /// Called after a memory warning reached every service; the daemon passes `malloc_trim`.
@@ -30,6 +33,7 @@ public final class PluggableApplicationHost: Sendable {
             launchDeadline: Duration = .seconds(30),
             terminateDeadline: Duration = .seconds(10),
             launchState: (any LaunchStateStorage)? = nil,
+            restorableState: (any RestorableStateStorage)? = nil,
             stateDirectory: String? = nil,
             trimHeap: (@Sendable (MemoryWarningLevel) -> Void)? = nil
         ) {
@@ -37,6 +41,7 @@ public final class PluggableApplicationHost: Sendable {
             self.launchDeadline = launchDeadline
             self.terminateDeadline = terminateDeadline
             self.launchState = launchState
+            self.restorableState = restorableState
             self.stateDirectory = stateDirectory
             self.trimHeap = trimHeap
         }

@@ -29,14 +29,30 @@ public struct LaunchOptions: Sendable, Hashable, Codable {
     /// When this launch began, as the `LaunchStateStorage` read the clock; nil without one (the
     /// core has no wall clock of its own).
     public var launchDate: UnixTime?
+    /// The bytes this service last kept with `ApplicationHandle.keepRestorableState(_:)` in an
+    /// earlier run, after a clean exit or not; nil when it kept none or nothing was restored.
+    public var restoredState: [UInt8]?
+    /// True when the host launches into the background, as the previous run was when it ended
+    /// uncleanly: `applicationDidEnterBackground` follows the launch, not `didBecomeActive`.
+    public var launchesIntoBackground: Bool
 
     /// Options with the given values.
-    public init(kind: Kind, launchCount: Int, installationID: InstallationID, previousExit: PreviousExit, launchDate: UnixTime? = nil) {
+    public init(
+        kind: Kind,
+        launchCount: Int,
+        installationID: InstallationID,
+        previousExit: PreviousExit,
+        launchDate: UnixTime? = nil,
+        restoredState: [UInt8]? = nil,
+        launchesIntoBackground: Bool = false
+    ) {
         self.kind = kind
         self.launchCount = launchCount
         self.installationID = installationID
         self.previousExit = previousExit
         self.launchDate = launchDate
+        self.restoredState = restoredState
+        self.launchesIntoBackground = launchesIntoBackground
     }
 
     /// True for a first launch.

@@ -9,6 +9,9 @@ enum HostInput: Sendable {
     /// A service published a session lock change on the bus (synchronously, from its hook or
     /// run loop): handled within the request in progress, or as a request of its own.
     case sessionLockChanged(SessionLockDidChange)
+    /// A service handed the host bytes to keep (`ApplicationHandle.keepRestorableState(_:)`):
+    /// kept at the end of the request in progress, or as a request of its own.
+    case restorableState(service: String, bytes: [UInt8])
     /// A deadline timer armed for this instant fired.
     case deadline(ContinuousClock.Instant)
 }

@@ -38,7 +38,9 @@ extension HostLoop {
             host.report(.launchFailed(failure, status))
             return .failure(failure)
         }
-        launchOptions = options
+        var restoredOptions = options
+        restore(into: &restoredOptions)
+        launchOptions = restoredOptions
         setServices(descriptors.map { makeService($0) })
         host.report(.status(status))
 
@@ -52,7 +54,7 @@ extension HostLoop {
             )
         }
         for index in services.indices {
-            if let failure = await launchOne(index, options: options, overruns: &overruns, failures: &failures, group: &group) {
+            if let failure = await launchOne(index, options: application(for: index).launchOptions ?? restoredOptions, overruns: &overruns, failures: &failures, group: &group) {
                 let name = services[index].name
                 let isTerminated = failure.reason == .terminated
                 // A refusal or an overrun is a failure of the launch too, for its record.
@@ -88,8 +90,8 @@ extension HostLoop {
             host.report(.progress(next: next))
         }
         bus.publish(launchRecord())
-        await perform(machine.launchCompletionActions, group: &group)
-        return .success(options)
+        await perform(machine.launchCompletionActions(intoBackground: restoredOptions.launchesIntoBackground), group: &group)
+        return .success(restoredOptions)
     }
 
     /// Whether a launch that `failure` ended had called a launch hook of `services[index]`: one

@@ -32,6 +32,9 @@ extension HostLoop {
             event: .willTerminate, from: .terminating, to: .notRunning, duration: ContinuousClock.now - start,
             overruns: overruns, failures: failures, serviceCount: targets.count
         ))
+        // Bytes handed over in willTerminate are in the stream before each call's answer.
+        keepRestorableState()
+        persistRestorableState(always: true)
         if let launchState = configuration.launchState, let launchOptions, !isCancelled {
             do {
                 if let remark = try launchState.markCleanExit(of: launchOptions) {

@@ -36,6 +36,7 @@ struct HostLoop {
     var lastOverrun: Overrun?
     var note: String?
     var lastReportedStatus: HostStatus?
+    var restorable = RestorableBook()
 
     init(host: PluggableApplicationHost, inputs: AsyncStream<HostInput>.AsyncIterator, timer: AsyncStream<ContinuousClock.Instant>.Continuation) {
         self.host = host
@@ -66,8 +67,8 @@ struct HostLoop {
                     await handle(queue.removeFirst(), group: &group)
                 } else if let input = await nextInput() {
                     _ = take(input, group: &group)
-                    // A lock change outside any request is a request of its own.
-                    if !sessionLockChanges.isEmpty { await finishRequest(group: &group) }
+                    // A lock change or restorable bytes outside any request: a request of its own.
+                    if !sessionLockChanges.isEmpty || restorable.isChanged { await finishRequest(group: &group) }
                 }
             }
         }
@@ -109,7 +110,7 @@ struct HostLoop {
             switch machine.decide(transition.request) {
             case .perform(let actions):
                 await perform(actions, group: &group)
-                await finishRequest(group: &group)
+                await finishRequest(persist: machine.state == .background, group: &group)
                 reply.resume(returning: .success(actions.isEmpty ? nil : machine.state))
             case .refuse(let refusal):
                 logger.notice("\(request.name) ignored: \(refusal.illegalTransition)", metadata: ["reason": "\(refusal.reason)"])
@@ -119,7 +120,7 @@ struct HostLoop {
             switch machine.decide(.memoryWarning(level)) {
             case .perform(let actions):
                 await perform(actions, group: &group)
-                await finishRequest(group: &group)
+                await finishRequest(persist: true, group: &group)
                 reply.resume(returning: .success(()))
             case .refuse(let refusal):
                 reply.resume(returning: .failure(refusal.illegalTransition))
@@ -148,13 +149,17 @@ struct HostLoop {
         }
     }
 
-    /// Ends a request: session lock changes published during it are applied, then one status
-    /// (with `READY=1` after a launch or reload) describes the state after it.
-    mutating func finishRequest(ready: Bool = false, group: inout DiscardingTaskGroup) async {
+    /// Ends a request: session lock changes published during it are applied, the restorable
+    /// state is kept if it changed, then one status (with `READY=1` after a launch or reload)
+    /// describes the state after it; `persist` (background, memory warning) also writes the
+    /// restorable state to disk, after the status.
+    mutating func finishRequest(ready: Bool = false, persist: Bool = false, group: inout DiscardingTaskGroup) async {
         while !sessionLockChanges.isEmpty, !isTerminateRequested {
             await applySessionLock(sessionLockChanges.removeFirst(), group: &group)
         }
         guard !isTerminateRequested else { return }
+        keepRestorableState()
+        defer { persistRestorableState(always: persist) }
         let current = status
         host.publish(status: current)
         if ready {
@@ -317,16 +322,25 @@ struct HostLoop {
 
     /// The handle a hook of `services[index]` gets now.
     func application(for index: Int, configuration override: ServiceConfiguration? = nil) -> ApplicationHandle {
-        ApplicationHandle(
-            serviceName: services[index].name,
+        let name = services[index].name
+        let input = host.input
+        var options = launchOptions
+        options?.restoredState = restorable.restored[name]
+        var sink: (@Sendable (String, [UInt8]) -> Void)?
+        if configuration.restorableState != nil {
+            sink = { service, bytes in _ = input.yield(.restorableState(service: service, bytes: bytes)) }
+        }
+        return ApplicationHandle(
+            serviceName: name,
             logger: services[index].logger,
             configuration: override ?? services[index].descriptor.configuration,
             bus: bus,
             state: machine.state,
-            launchOptions: launchOptions,
+            launchOptions: options,
             isSessionLocked: !machine.isProtectedDataAvailable,
             stateDirectory: configuration.stateDirectory,
-            serviceCount: services.count
+            serviceCount: services.count,
+            restorableStateSink: sink
         )
     }
 
@@ -416,6 +430,8 @@ struct HostLoop {
             lateAnswer(serviceID, hook, result, group: &group)
         case .sessionLockChanged(let change):
             sessionLockChanges.append(change)
+        case .restorableState(let service, let bytes):
+            book(restorableState: bytes, of: service)
         case .deadline(let wake):
             timerWakes.removeAll { $0 == wake }
             return .deadlinePassed

@@ -25,6 +25,7 @@ public struct ApplicationHandle: Sendable {
     /// How many services the host runs, this one included: the count a fan-out to all of them
     /// puts in its `LifecycleEventRecord`.
     public let serviceCount: Int
+    let restorableStateSink: (@Sendable (String, [UInt8]) -> Void)?
 
     /// A handle with the given values; the host builds one for every hook call.
     package init(
@@ -36,7 +37,8 @@ public struct ApplicationHandle: Sendable {
         launchOptions: LaunchOptions?,
         isSessionLocked: Bool,
         stateDirectory: String?,
-        serviceCount: Int
+        serviceCount: Int,
+        restorableStateSink: (@Sendable (String, [UInt8]) -> Void)? = nil
     ) {
         self.serviceName = serviceName
         self.logger = logger
@@ -47,5 +49,18 @@ public struct ApplicationHandle: Sendable {
         self.isSessionLocked = isSessionLocked
         self.stateDirectory = stateDirectory
         self.serviceCount = serviceCount
+        self.restorableStateSink = restorableStateSink
+    }
+
+    /// Hands the host bytes to give back at this service's next launch, in
+    /// `LaunchOptions.restoredState`, replacing what it kept before: how a service survives a
+    /// crash, a SIGKILL or a restart with its state. Call it from a hook (the host keeps the
+    /// bytes before that request's `STATUS=`) or from `run(_:)` whenever the state changes.
+    /// `applicationDidEnterBackground`, `applicationDidReceiveMemoryWarning` and
+    /// `applicationWillTerminate` are the moments the host also writes them to disk. Never
+    /// secrets: the bytes outlive the process in memory and in a file. Without a restorable-state
+    /// storage (see `PluggableApplicationHost.Configuration`) they are dropped.
+    public func keepRestorableState(_ bytes: [UInt8]) {
+        restorableStateSink?(serviceName, bytes)
     }
 }

@@ -52,9 +52,13 @@ extension LifecycleStateMachine {
         }
     }
 
-    /// The steps that end a successful launch: active, then `didBecomeActive`.
-    package var launchCompletionActions: [LifecycleAction] {
-        [.move(to: .active), .deliver(.didBecomeActive, from: .launching, to: .active)]
+    /// The steps that end a successful launch: active, then `didBecomeActive`; or, restoring a
+    /// run that ended in the background, background, then `didEnterBackground`, as iOS launches
+    /// an app into the background.
+    package func launchCompletionActions(intoBackground: Bool = false) -> [LifecycleAction] {
+        intoBackground
+            ? [.move(to: .background), .deliver(.didEnterBackground, from: .launching, to: .background)]
+            : [.move(to: .active), .deliver(.didBecomeActive, from: .launching, to: .active)]
     }
 
     /// What a service that joins a running host (added by a reload) missed, in order, to see

@@ -1,5 +1,6 @@
-/// The lifecycle graph `notRunning → launching → active ⇄ inactive ⇄ background`, and from any
-/// running state `→ terminating → notRunning`, with the rules of every request the host takes.
+/// The lifecycle graph `notRunning → launching → active ⇄ inactive ⇄ background`, a launch
+/// straight into the background (a restore), and from any running state
+/// `→ terminating → notRunning`, with the rules of every request the host takes.
 ///
 /// The host's loop asks the machine about each request (`decide(_:)`) and gets the steps that
 /// carry it out, or the refusal and its reason; the loop holds no rule of its own and only
@@ -23,6 +24,7 @@ package struct LifecycleStateMachine: Sendable, Hashable {
         switch (from, to) {
         case (.notRunning, .launching),
             (.launching, .active),
+            (.launching, .background),
             (.active, .inactive),
             (.inactive, .active),
             (.inactive, .background),

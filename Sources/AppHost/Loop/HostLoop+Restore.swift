@@ -1,0 +1,105 @@
+extension HostLoop {
+    /// What the loop knows about restorable state: the services' bytes as they stand, and what
+    /// was last handed to the storage's two tiers.
+    struct RestorableBook {
+        /// The services' bytes now, restored ones included until a service replaces them.
+        var services: [String: [UInt8]] = [:]
+        /// What each service got back at its launch.
+        var restored: [String: [UInt8]] = [:]
+        /// The last state kept (fd store) and persisted (disk); their generations count on.
+        var lastKept: RestorableState?
+        var lastPersisted: RestorableState?
+        var generation: UInt64 = 0
+        /// Bytes arrived since the last keep.
+        var isChanged = false
+        /// The last keep failed with this message (logged once until it changes).
+        var lastFailure: String?
+    }
+
+    /// Reads what the previous run kept: every service gets its bytes back; after an unclean
+    /// exit the session lock and the background come back too (`options` says so).
+    mutating func restore(into options: inout LaunchOptions) {
+        guard let storage = configuration.restorableState else { return }
+        let logger = self.logger
+        guard let state = storage.restore(warning: { logger.warning("restorable state not used: \($0)") }) else { return }
+        restorable.generation = state.generation
+        restorable.lastKept = state
+        restorable.lastPersisted = state
+        restorable.restored = state.services
+        restorable.services = state.services
+        guard options.previousExit == .unclean else {
+            logger.info("restored the state of \(state.services.count) services (generation \(state.generation))")
+            return
+        }
+        options.launchesIntoBackground = state.isInBackground
+        if state.isSessionLocked {
+            machine.setProtectedDataAvailable(false)
+            sessionLockReason = state.sessionLockReason
+        }
+        let lifecycle = [state.isInBackground ? "background" : "active"] + (state.isSessionLocked ? ["session locked"] : [])
+        logger.notice(
+            "restored after an unclean exit: \(lifecycle.joined(separator: ", ")), the state of \(state.services.count) services",
+            metadata: ["generation": "\(state.generation)"]
+        )
+    }
+
+    /// Books bytes a service handed over; they are kept when the request ends.
+    mutating func book(restorableState bytes: [UInt8], of service: String) {
+        guard configuration.restorableState != nil, restorable.services[service] != bytes else { return }
+        restorable.services[service] = bytes
+        restorable.isChanged = true
+    }
+
+    /// The state to keep now: the services' bytes and the lifecycle (the last running state
+    /// while terminating).
+    var restorableSnapshot: RestorableState {
+        let names = Set(services.map(\.name))
+        let isInBackground = switch machine.state {
+        case .background: true
+        case .active: false
+        case .notRunning, .launching, .inactive, .terminating: restorable.lastKept?.isInBackground ?? false
+        }
+        return RestorableState(
+            generation: restorable.generation,
+            isInBackground: isInBackground,
+            isSessionLocked: !machine.isProtectedDataAvailable,
+            sessionLockReason: machine.isProtectedDataAvailable ? "" : (sessionLockReason ?? ""),
+            services: restorable.services.filter { names.contains($0.key) }
+        )
+    }
+
+    /// Keeps the state in the fast tier when it changed: called before a request's status goes
+    /// out, so a kill right after it loses nothing.
+    mutating func keepRestorableState() {
+        guard let storage = configuration.restorableState else { return }
+        restorable.isChanged = false
+        var state = restorableSnapshot
+        if let last = restorable.lastKept, last.hasSameContent(as: state) { return }
+        restorable.generation += 1
+        state.generation = restorable.generation
+        restorable.lastKept = state
+        do {
+            try storage.keep(state)
+            restorable.lastFailure = nil
+        } catch {
+            let message = "\(error)"
+            if message != restorable.lastFailure {
+                logger.error("could not keep the restorable state: \(message)")
+                restorable.lastFailure = message
+            }
+        }
+    }
+
+    /// Hands the last kept state to the durable tier when it differs from what that holds and
+    /// `always` (background, memory warning, terminate) or the lifecycle part changed.
+    mutating func persistRestorableState(always: Bool) {
+        guard let storage = configuration.restorableState, let state = restorable.lastKept else { return }
+        if let last = restorable.lastPersisted {
+            if last.hasSameContent(as: state) { return }
+            let lifecycleChanged = last.isInBackground != state.isInBackground || last.isSessionLocked != state.isSessionLocked
+            guard always || lifecycleChanged else { return }
+        }
+        restorable.lastPersisted = state
+        storage.persist(state)
+    }
+}
