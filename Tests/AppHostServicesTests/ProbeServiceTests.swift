@@ -11,11 +11,12 @@ import Testing
 func withStatefulHost<Value: Sendable>(
     _ services: [ServiceDescriptor],
     directory: String,
+    restorableState: (any RestorableStateStorage)? = nil,
     _ body: (PluggableApplicationHost) async throws -> Value
 ) async throws -> Value {
     let host = try PluggableApplicationHost(
         services: services,
-        configuration: .init(hookDeadline: .seconds(5), launchDeadline: .seconds(5), terminateDeadline: .seconds(5), launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state")
+        configuration: .init(hookDeadline: .seconds(5), launchDeadline: .seconds(5), terminateDeadline: .seconds(5), launchState: LaunchStateFiles(directory: directory + "/state"), restorableState: restorableState, stateDirectory: directory + "/state")
     )
     return try await host.withRunning {
         try await host.launched()

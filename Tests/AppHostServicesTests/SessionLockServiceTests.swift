@@ -82,6 +82,38 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         #expect(!logs.all.contains { $0.message.contains("hunter2") || $0.metadata.values.contains { $0.contains("hunter2") } })
     }
 
+    @Test("its restorable state is the lock, never the secret; restored locked after an unclean exit, it does not read the secret at launch")
+    func keepsTheLockAsRestorableStateAndNotTheSecret() async throws {
+        let directory = try makeTemporaryDirectory("apphost-session")
+        let path = directory + "/secret"
+        try writeSecret("hunter2-restore", to: path)
+        let storage = InMemoryRestorableStateStorage()
+        let configuration = PluggableApplicationHost.Configuration(restorableState: storage)
+        try await withTestHost([ServiceDescriptor(name: "session-lock", service: try lockService(["secret-file": .string(path)]))], configuration: configuration) { host in
+            try await host.launched()
+            #expect(storage.kept.all.last?.services["session-lock"] == [0])
+            try await host.enterBackground()
+            let kept = try #require(storage.kept.all.last)
+            #expect(kept.services["session-lock"] == [1])
+            #expect(kept.isSessionLocked && kept.isInBackground)
+            #expect(!kept.encoded().containsSubsequence(Array("hunter2-restore".utf8)))
+        }
+
+        struct Crashed: LaunchStateStorage {
+            func beginLaunch() throws -> LaunchOptions { .testing(launchCount: 2, previousExit: .unclean) }
+            func markCleanExit(of options: LaunchOptions) throws -> String? { nil }
+        }
+        let restored = try lockService(["secret-file": .string(path)])
+        let locked = InMemoryRestorableStateStorage(services: ["session-lock": [1]], isInBackground: true, isSessionLocked: true, sessionLockReason: "entered background")
+        try await withTestHost([ServiceDescriptor(name: "session-lock", service: restored)], configuration: .init(launchState: Crashed(), restorableState: locked)) { host in
+            try await host.launched()
+            #expect(host.state == .background)
+            #expect(restored.isLocked && !restored.hasSecret)
+            try await host.enterForeground()
+            #expect(!restored.isLocked && restored.hasSecret)
+        }
+    }
+
     @Test func returningWithinTheGracePeriodCancelsTheLock() async throws {
         let directory = try makeTemporaryDirectory("apphost-session")
         let path = directory + "/secret"
@@ -306,5 +338,12 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         #expect(throws: ConfigurationError.self) { try lockService(["grace": .string("1s")]) }
         #expect(throws: Never.self) { try lockService([:]) }
         #expect(SessionLockService.typeName == "session-lock")
+    }
+}
+
+extension [UInt8] {
+    func containsSubsequence(_ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty, needle.count <= count else { return needle.isEmpty }
+        return (0...(count - needle.count)).contains { Array(self[$0..<($0 + needle.count)]) == needle }
     }
 }

@@ -54,12 +54,14 @@ struct HostLoop {
     /// Launches, serves requests until terminate, and answers whatever is left.
     mutating func run(group: inout DiscardingTaskGroup) async -> Result<Void, LaunchFailure> {
         let launch = await self.launch(group: &group)
+        // The launch ends with its READY=1 (and its restorable state kept): only then does
+        // `launched()` answer.
+        if case .success = launch { await finishRequest(ready: true, group: &group) }
         launchOutcome = launch
         host.publish(launch: launch)
         for waiter in launchWaiters { waiter.resume(returning: launch) }
         launchWaiters = []
         if case .success = launch {
-            await finishRequest(ready: true, group: &group)
             while machine.state.isRunning {
                 if isTerminateRequested || isCancelled {
                     await terminate(group: &group)

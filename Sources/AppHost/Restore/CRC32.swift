@@ -1,4 +1,5 @@
-/// CRC-32 (IEEE 802.3, as zlib computes it): the checksum of the restorable-state format.
+/// CRC-32 (IEEE 802.3, as zlib computes it): tells a whole record (restorable state, an analytics
+/// log frame) from a torn or corrupted one.
 package enum CRC32 {
     private static let table: [UInt32] = (0..<256).map { index in
         var value = UInt32(index)

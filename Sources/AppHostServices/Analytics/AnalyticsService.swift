@@ -16,7 +16,9 @@ import Synchronization
 /// Events are counted in memory and flushed (one append, then fsync) on
 /// `applicationDidEnterBackground`, `applicationWillTerminate`, memory warnings, right after
 /// launch, and every `flush-interval` while something is pending; when idle it waits without
-/// waking up. `apphostd analytics` prints the report (`AnalyticsReport`).
+/// waking up. What is not flushed yet is the service's restorable state, so a SIGKILL or a
+/// crash loses no event: the next launch takes it back (counting each event once).
+/// `apphostd analytics` prints the report (`AnalyticsReport`).
 public final class AnalyticsService: ApplicationService {
     /// The config's `type` for this service.
     public static let typeName = "analytics"
@@ -102,14 +104,17 @@ public final class AnalyticsService: ApplicationService {
         guard let stateDirectory = application.stateDirectory else {
             throw AnalyticsStore.Failure(path: "-", reason: "analytics needs a state directory (host.state-directory)")
         }
-        let (recovered, path) = try state.withLock { state throws(AnalyticsStore.Failure) in
+        let (recovered, adopted, path) = try state.withLock { state throws(AnalyticsStore.Failure) in
             // The store is created under the lock: only the lock's holder ever touches it.
             let store = try AnalyticsStore(directory: AnalyticsReport.directory(stateDirectory: stateDirectory))
             state.store = store
-            return (store.recoveredBytes, store.logPath)
+            return (store.recoveredBytes, options.restoredState.map(store.adoptUnflushed) ?? 0, store.logPath)
         }
         if recovered > 0 {
             application.logger.warning("analytics: dropped a torn or corrupt tail of \(recovered) bytes from \(path); earlier records kept", metadata: ["path": "\(path)"])
+        }
+        if adopted > 0 {
+            application.logger.notice("analytics: took back \(adopted) events the previous run had not flushed")
         }
         return true
     }
@@ -117,6 +122,7 @@ public final class AnalyticsService: ApplicationService {
     public func application(_ application: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         // The run loop flushes this right after launch, off the readiness path.
         record(.launch, first: options.isFirstLaunch, previousExit: options.previousExit.rawValue)
+        keepUnflushed(application)
         return true
     }
 
@@ -126,10 +132,12 @@ public final class AnalyticsService: ApplicationService {
             state.phase = .foreground
             state.phaseStart = .now
         }
+        keepUnflushed(application)
     }
 
     public func applicationWillResignActive(_ application: ApplicationHandle) async throws {
         state.withLock { closePhase(&$0) }
+        keepUnflushed(application)
     }
 
     public func applicationDidEnterBackground(_ application: ApplicationHandle) async throws {
@@ -139,6 +147,7 @@ public final class AnalyticsService: ApplicationService {
             state.phase = .background
             state.phaseStart = .now
         }
+        defer { keepUnflushed(application) }
         try flush(reportingTo: application.logger)
     }
 
@@ -147,6 +156,7 @@ public final class AnalyticsService: ApplicationService {
             closePhase(&state)
             _ = state.store?.record(.foreground)
         }
+        keepUnflushed(application)
     }
 
     public func applicationDidReceiveMemoryWarning(_ application: ApplicationHandle, level: MemoryWarningLevel) async throws {
@@ -158,11 +168,13 @@ public final class AnalyticsService: ApplicationService {
             state.phase = phase
             state.phaseStart = .now
         }
+        defer { keepUnflushed(application) }
         try flush(reportingTo: application.logger)
     }
 
     public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
         record(.sessionLock)
+        keepUnflushed(application)
     }
 
     public func applicationWillTerminate(_ application: ApplicationHandle) async throws {
@@ -174,6 +186,7 @@ public final class AnalyticsService: ApplicationService {
             return true
         }
         guard didLaunch else { return }
+        defer { keepUnflushed(application) }
         try flush(reportingTo: application.logger)
         wake.finish()
     }
@@ -188,9 +201,12 @@ public final class AnalyticsService: ApplicationService {
         let reloads = application.bus.subscribe(to: ConfigurationDidReload.self)
         await withDiscardingTaskGroup { group in
             group.addTask {
-                for await _ in reloads { self.record(.reload) }
+                for await _ in reloads {
+                    self.record(.reload)
+                    self.keepUnflushed(application)
+                }
             }
-            group.addTask { await self.flushPeriodically(logger: application.logger) }
+            group.addTask { await self.flushPeriodically(application) }
         }
     }
 
@@ -231,8 +247,9 @@ public final class AnalyticsService: ApplicationService {
 
     /// Flushes what launch recorded, then sleeps until an event is pending, waits one interval
     /// and flushes; an idle service never wakes up.
-    private func flushPeriodically(logger: Logger) async {
-        flushLogging(logger)
+    private func flushPeriodically(_ application: ApplicationHandle) async {
+        flushLogging(application.logger)
+        keepUnflushed(application)
         for await _ in wakeups {
             let interval = currentSettings.flushInterval
             do {
@@ -240,8 +257,14 @@ public final class AnalyticsService: ApplicationService {
             } catch {
                 return
             }
-            flushLogging(logger)
+            flushLogging(application.logger)
+            keepUnflushed(application)
         }
+    }
+
+    /// Hands the host what is not flushed yet, so a kill before the next flush loses nothing.
+    private func keepUnflushed(_ application: ApplicationHandle) {
+        application.keepRestorableState(state.withLock { $0.store?.pending ?? [] })
     }
 
     private func flushLogging(_ logger: Logger) {

@@ -111,6 +111,21 @@ final class AnalyticsStore {
         return wasEmpty
     }
 
+    /// Takes back the records a previous run had counted but not flushed (its restorable state:
+    /// framed records, as `pending` holds them). Records already in the log or the summary (by
+    /// sequence number) are skipped, so nothing is counted twice. Returns how many were taken.
+    func adoptUnflushed(_ bytes: [UInt8]) -> Int {
+        var adopted = 0
+        for event in AnalyticsLog.scan(bytes).events where event.seq >= nextSequence {
+            report.apply(event)
+            pending.append(contentsOf: AnalyticsLog.frame(event))
+            pendingCount += 1
+            nextSequence = event.seq + 1
+            adopted += 1
+        }
+        return adopted
+    }
+
     /// Appends pending records with one write and fsyncs; compacts when the log grew past
     /// `compactAfter` bytes. Returns how many records were written.
     @discardableResult

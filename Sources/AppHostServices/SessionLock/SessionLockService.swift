@@ -13,6 +13,10 @@ import Synchronization
 /// stays locked (saying why in the log) when it cannot. The work happens in `run(_:)`, so hooks
 /// return at once and the grace timer never holds up the host.
 ///
+/// Its restorable state is one byte, 1 while locked: never the secret. After an unclean exit
+/// the host launches into the locked session it was in, and this service then reads the secret
+/// only when the session unlocks.
+///
 /// ```yaml
 /// settings:
 ///   grace-period: 0s            # lock this long after entering background
@@ -95,9 +99,11 @@ public final class SessionLockService: ApplicationService {
     /// Reads the secret; when it is unavailable the session starts locked (never a refusal).
     public func application(_ application: ApplicationHandle, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         if application.isSessionLocked {
-            // Launched into a locked session (a reload restarted this service while locked): the
-            // secret is read when the session unlocks, by this service on the next foreground.
+            // Launched into a locked session (a reload restarted this service while locked, or a
+            // restore after an unclean exit): the secret is read when the session unlocks, by
+            // this service on the next foreground.
             state.withLock { $0.isLocked = true }
+            keepLockState(application)
             return true
         }
         do {
@@ -110,6 +116,7 @@ public final class SessionLockService: ApplicationService {
             }
             application.logger.error("session starts locked: the secret \(error)", metadata: ["secret": "\(error.path)"])
         }
+        keepLockState(application)
         return true
     }
 
@@ -263,6 +270,12 @@ public final class SessionLockService: ApplicationService {
     private func publishStatus(_ application: ApplicationHandle, pending: Bool) {
         let snapshot = state.withLock { (isLocked: $0.isLocked, problem: $0.problem) }
         application.bus.publish(SessionLockStatus(isLocked: snapshot.isLocked, isLockPending: pending, problem: snapshot.problem))
+        keepLockState(application)
+    }
+
+    /// The lock state as restorable state: 1 while locked.
+    private func keepLockState(_ application: ApplicationHandle) {
+        application.keepRestorableState([isLocked ? 1 : 0])
     }
 
     private func lookUp(_ name: String) -> String? {
