@@ -1,4 +1,5 @@
 import AppHost
+import AppHostTestKit
 import AppHostSystemd
 import AppHostTestSupport
 import AppHostServices
@@ -36,6 +37,25 @@ func probeDescriptor(_ name: String, _ settings: [String: SettingValue], isRequi
 
 @Suite("probe")
 struct ProbeServiceTests {
+    @Test("keep-state: a new state of that many bytes at every hook, given back at the next launch")
+    func keepStateHoldsStateAcrossRuns() async throws {
+        let storage = InMemoryRestorableStateStorage()
+        let descriptor = probeDescriptor("p", ["keep-state": .int(64)])
+        try await withTestHost([descriptor], configuration: .init(restorableState: storage)) { host in
+            try await host.launched()
+            let launched = try #require(storage.kept.all.last?.services["p"])
+            try await host.enterBackground()
+            let background = try #require(storage.kept.all.last?.services["p"])
+            #expect(launched.count == 64 && background.count == 64 && background != launched)
+        }
+        let logs = CapturedLogs()
+        try await withTestHost([descriptor], configuration: .init(restorableState: storage), logs: logs) { host in
+            try await host.launched()
+            #expect(logs.messages.contains("probe: restored 64 bytes of state"))
+        }
+        #expect(throws: ConfigurationError.self) { try ProbeService.parse(ServiceConfiguration(["keep-state": .int(70000)])) }
+    }
+
     @Test func recordsEveryHookInOrder() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -17,6 +17,7 @@ import Musl
 ///   type: probe
 ///   settings:
 ///     record-to: /tmp/x/probe.log    # "<instance-name> <event>\n" at the start of each hook
+///     keep-state: 64                 # keep this many bytes of restorable state, new at each hook
 ///     faults:
 ///       - { hook: didEnterBackground, action: hang, duration: 10s }
 /// ```
@@ -27,7 +28,7 @@ public final class ProbeService: ApplicationService {
     /// The config's `type` for this service.
     public static let typeName = "probe"
     /// The keys its `settings:` section may hold.
-    public static let settingKeys = ["record-to", "faults"]
+    public static let settingKeys = ["record-to", "keep-state", "faults"]
     /// One line for `apphostd services`.
     public static let summary = "Diagnostic: records every lifecycle hook to a file and can misbehave on purpose (deadline and rollback drills)"
 
@@ -80,6 +81,9 @@ public final class ProbeService: ApplicationService {
     public struct Settings: Sendable, Hashable {
         /// The file lines are appended to; nil logs them instead.
         public var recordTo: String?
+        /// Bytes of restorable state kept at every hook (0: none), so benchmarks and drills
+        /// measure services that hold state.
+        public var keepState: Int = 0
         /// Faults, applied in order when their hook runs.
         public var faults: [Fault]
     }
@@ -90,6 +94,7 @@ public final class ProbeService: ApplicationService {
     static let refusableHooks: Set<String> = ["willFinishLaunching", "didFinishLaunching", "didUpdateConfiguration"]
 
     private let settings: Mutex<Settings>
+    private let hookCount = Mutex<UInt64>(0)
 
     /// The settings in use now.
     public var currentSettings: Settings { settings.withLock { $0 } }
@@ -126,13 +131,17 @@ public final class ProbeService: ApplicationService {
             }
             faults.append(Fault(hook: hook, action: action, duration: duration))
         }
-        return Settings(recordTo: recordTo, faults: faults)
+        let keepState = try configuration.int("keep-state", in: 0...65536) ?? 0
+        return Settings(recordTo: recordTo, keepState: keepState, faults: faults)
     }
 
     // MARK: Hooks
 
     public func application(_ application: ApplicationHandle, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
-        try await hook(.willFinishLaunching, application)
+        if let restored = options.restoredState {
+            application.logger.info("probe: restored \(restored.count) bytes of state", metadata: ["restored_bytes": "\(restored.count)"])
+        }
+        return try await hook(.willFinishLaunching, application)
     }
 
     public func application(_ application: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
@@ -183,6 +192,10 @@ public final class ProbeService: ApplicationService {
     /// Records the event, then applies its faults; returns false when a fault refuses.
     private func hook(_ event: LifecycleEvent, _ application: ApplicationHandle) async throws -> Bool {
         let current = currentSettings
+        if current.keepState > 0 {
+            let count = hookCount.withLock { $0 += 1; return $0 }
+            application.keepRestorableState([UInt8](repeating: UInt8(truncatingIfNeeded: count), count: current.keepState))
+        }
         if let path = current.recordTo {
             try Self.append("\(application.serviceName) \(event.name)\n", to: path)
         } else {
