@@ -44,28 +44,28 @@ public struct FileDescriptorStore: Sendable {
         do {
             memory = try FileDescriptor.sealableMemoryFile(named: name)
         } catch {
-            throw Failure(name: name, operation: "memfd_create", error: error)
+            throw Failure(name: name, operation: "memfd_create", code: error.rawValue)
         }
         defer { try? memory.close() }
         do {
             try memory.writeAll(state.encoded())
         } catch {
-            throw Failure(name: name, operation: "write", error: error as? Errno ?? .ioError)
+            throw Failure(name: name, operation: "write", code: (error as? Errno ?? .ioError).rawValue)
         }
         do {
             try memory.addSeals(FileDescriptor.completeSeals)
         } catch {
-            throw Failure(name: name, operation: "F_ADD_SEALS", error: error)
+            throw Failure(name: name, operation: "F_ADD_SEALS", code: error.rawValue)
         }
         do {
             try notifier.send([("FDSTOREREMOVE", "1"), ("FDNAME", name)], passing: [])
         } catch {
-            throw Failure(name: name, operation: "FDSTOREREMOVE", error: error)
+            throw Failure(name: name, operation: "FDSTOREREMOVE", code: error.rawValue)
         }
         do {
             try notifier.send([("FDSTORE", "1"), ("FDNAME", name), ("FDPOLL", "0")], passing: [memory])
         } catch {
-            throw Failure(name: name, operation: "FDSTORE", error: error)
+            throw Failure(name: name, operation: "FDSTORE", code: error.rawValue)
         }
     }
 
@@ -80,11 +80,11 @@ public struct FileDescriptorStore: Sendable {
         public let name: String
         /// The step that failed: `memfd_create`, `write`, `F_ADD_SEALS`, `FDSTOREREMOVE` or `FDSTORE`.
         public let operation: String
-        /// The system's reason.
-        public let error: Errno
+        /// The errno value.
+        public let code: Int32
 
         public var description: String {
-            "fd store entry \(name): \(operation): \(SystemErrorText.describe(error.rawValue))"
+            "fd store entry \(name): \(operation): \(SystemErrorText.describe(code))"
         }
     }
 }

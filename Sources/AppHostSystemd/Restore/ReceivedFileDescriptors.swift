@@ -25,7 +25,12 @@ public struct ReceivedFileDescriptors: ~Copyable, Sendable {
     /// The fds as the daemon's prelude found them: `count` fds from fd 3 on, `names` the
     /// `$LISTEN_FDNAMES` that came with them (`:`-separated; nil when unset).
     public init(listenFDCount count: Int, names: String?) {
-        let descriptors = (0..<Swift.max(count, 0)).map { Self.firstListenFD + Int32($0) }
+        self.init(listenFDCount: count, names: names, startingAt: Self.firstListenFD)
+    }
+
+    /// `init(listenFDCount:names:)` with fds from `first` on.
+    init(listenFDCount count: Int, names: String?, startingAt first: Int32) {
+        let descriptors = (0..<Swift.max(count, 0)).map { first + Int32($0) }
         self.init(descriptors: descriptors, names: names.map { $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init) } ?? [])
     }
 

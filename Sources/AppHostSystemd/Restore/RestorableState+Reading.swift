@@ -11,7 +11,7 @@ extension RestorableState {
         do {
             status = try fd.stat()
         } catch {
-            throw .unreadable(operation: "fstat", error)
+            throw .unreadable(operation: "fstat", code: error.rawValue)
         }
         guard status.type == .regular else { throw .notRegularFile(kind: Self.kind(of: status.type)) }
         if requiringSeals {
@@ -19,7 +19,7 @@ extension RestorableState {
             do {
                 seals = try fd.seals()
             } catch {
-                throw .notSealable(error)
+                throw .notSealable(code: error.rawValue)
             }
             guard seals & FileDescriptor.completeSeals == FileDescriptor.completeSeals else { throw .notSealed(seals: seals) }
         }
@@ -27,13 +27,13 @@ extension RestorableState {
         do {
             _ = try fd.seek(offset: 0, from: .start)
         } catch {
-            throw .unreadable(operation: "lseek", error as? Errno ?? .ioError)
+            throw .unreadable(operation: "lseek", code: (error as? Errno ?? .ioError).rawValue)
         }
         let read: [UInt8]?
         do {
             read = try fd.readAll(limit: Self.maximumEncodedSize, expected: Int(status.size))
         } catch {
-            throw .unreadable(operation: "read", error)
+            throw .unreadable(operation: "read", code: error.rawValue)
         }
         // Only a file that grew after fstat gets here with more than the limit.
         guard let bytes = read else { throw .format(.tooLarge(size: Self.maximumEncodedSize + 1)) }

@@ -78,7 +78,7 @@ public struct RestorableStateFiles: RestorableStateStorage {
         } catch let error as Errno where error == .noSuchFileOrDirectory {
             return nil
         } catch {
-            warning("restorable state in \(path) ignored: open: \(error)")
+            warning("restorable state in \(path) ignored: open: \(SystemErrorText.describe((error as? Errno ?? .ioError).rawValue))")
             return nil
         }
         defer { try? fd.close() }

@@ -10,9 +10,9 @@ public enum RestorableStateReadError: Error, Sendable, Hashable, CustomStringCon
     /// A memfd missing some of the four seals: its content could still change under the reader.
     case notSealed(seals: Int32)
     /// A file that cannot be sealed at all (not a memfd), where a sealed one was required.
-    case notSealable(Errno)
-    /// `fstat`, `lseek` or `read` failed.
-    case unreadable(operation: String, Errno)
+    case notSealable(code: Int32)
+    /// `fstat`, `lseek` or `read` failed with errno `code`.
+    case unreadable(operation: String, code: Int32)
     /// The bytes are not a state this binary reads: damaged, too large, from a newer format.
     case format(RestorableStateFormatError)
 
@@ -20,8 +20,8 @@ public enum RestorableStateReadError: Error, Sendable, Hashable, CustomStringCon
         switch self {
         case .notRegularFile(let kind): "it is \(kind), not a regular file (not read)"
         case .notSealed(let seals): "it is not sealed against change (seals 0x\(String(seals, radix: 16)), needs 0x\(String(FileDescriptor.completeSeals, radix: 16)))"
-        case .notSealable(let error): "it is not a sealed memory file (F_GET_SEALS: \(SystemErrorText.describe(error.rawValue)))"
-        case .unreadable(let operation, let error): "\(operation): \(SystemErrorText.describe(error.rawValue))"
+        case .notSealable(let code): "it is not a sealed memory file (F_GET_SEALS: \(SystemErrorText.describe(code)))"
+        case .unreadable(let operation, let code): "\(operation): \(SystemErrorText.describe(code))"
         case .format(let error): "\(error)"
         }
     }

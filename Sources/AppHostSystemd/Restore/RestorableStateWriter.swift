@@ -69,6 +69,7 @@ public struct RestorableStateWriter: Service {
     private func writeLogging(_ state: RestorableState) {
         do {
             try write(state)
+            logger.debug("restorable state written", metadata: ["generation": "\(state.generation)"])
         } catch {
             logger.error("restorable state not written: \(error); a start after a stop or a reboot gets an older copy", metadata: ["generation": "\(state.generation)"])
         }
