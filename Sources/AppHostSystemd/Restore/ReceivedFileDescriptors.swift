@@ -6,8 +6,8 @@ import SystemPackage
 ///
 /// It owns them: reading the state closes every one, and a value dropped unread closes them too,
 /// so no stored memfd stays open for the daemon's life. The daemon's C prelude takes them out of
-/// the environment and marks them close-on-exec before any thread starts, and passes them in
-/// with `init(listenFDCount:names:)`; tests pass their own with `init(descriptors:names:)`.
+/// the environment and marks them close-on-exec before any thread starts; the daemon hands what
+/// it found to `init(listenFDCount:names:)`, tests their own fds to `init(descriptors:names:)`.
 public struct ReceivedFileDescriptors: ~Copyable, Sendable {
     /// systemd's `SD_LISTEN_FDS_START`: the first passed fd.
     public static let firstListenFD: Int32 = 3

@@ -62,9 +62,10 @@ public struct RestorableStateFiles: RestorableStateStorage {
         writer.submit(state)
     }
 
-    /// Writes `state` to the file now, on the caller's path, in order with the writer's writes:
-    /// for tests, and for programs that do not run `writer`.
-    /// - Throws: `AtomicFile.Failure` naming the path and the system's reason.
+    /// Writes `state` to the file now, on the caller's path, in order with the writer's writes
+    /// (a state no newer than the last written is skipped): for tests, and for programs that do
+    /// not run `writer`.
+    /// - Throws: an error naming the path and the system's reason.
     public func persistNow(_ state: RestorableState) throws {
         try writer.write(state)
     }

@@ -33,8 +33,8 @@ public struct RestorableStateWriter: Service {
         self.shared = Shared()
     }
 
-    /// Writes each state handed over, newest first, until graceful shutdown or cancellation;
-    /// then writes what is still pending and returns.
+    /// Writes the newest state handed over whenever one arrives, until graceful shutdown or
+    /// cancellation; then writes what is still pending and returns.
     public func run() async {
         await withTaskCancellationOrGracefulShutdownHandler {
             for await _ in shared.wakeups {
@@ -55,7 +55,7 @@ public struct RestorableStateWriter: Service {
         }
     }
 
-    /// Writes `state` now, on the caller's path, unless a state at least as new is on disk.
+    /// Writes `state` now, on the caller's path, unless a state at least as new was written.
     /// - Throws: `AtomicFile.Failure` naming the path and the system's reason.
     func write(_ state: RestorableState) throws(AtomicFile.Failure) {
         try shared.lastWritten.withLock { (lastWritten: inout UInt64?) throws(AtomicFile.Failure) in
