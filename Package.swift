@@ -132,7 +132,15 @@ let package = Package(
         ),
         .testTarget(
             name: "AppHostSystemdTests",
-            dependencies: ["AppHostSystemd", "AppHostTestKit", "AppHostTestSupport", "CAppHostShims", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: [
+                "AppHostSystemd",
+                "AppHostTestKit",
+                "AppHostTestSupport",
+                "CAppHostShims",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
         ),
         .testTarget(
             name: "AppHostServicesTests",

@@ -2,12 +2,17 @@
 #include "CAppHostShims.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -146,4 +151,108 @@ long apphost_filesystem_type(int fd) {
     struct statfs info;
     if (fstatfs(fd, &info) != 0) return -errno;
     return (long)info.f_type;
+}
+
+int apphost_memfd_create_sealable(const char *name) {
+    int fd = memfd_create(name, MFD_ALLOW_SEALING | MFD_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+}
+
+int apphost_complete_seals(void) { return F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL; }
+
+int apphost_add_seals(int fd, int seals) { return fcntl(fd, F_ADD_SEALS, seals) == 0 ? 0 : -errno; }
+
+int apphost_seals(int fd) {
+    int seals = fcntl(fd, F_GET_SEALS);
+    return seals >= 0 ? seals : -errno;
+}
+
+long apphost_send_with_fds(int socket, const void *address, unsigned int address_length,
+                           const void *data, size_t size, const int *fds, int count) {
+    if (count < 0 || count > 253) return -EINVAL;
+    struct iovec vector = {.iov_base = (void *)data, .iov_len = size};
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_name = (void *)address;
+    message.msg_namelen = (socklen_t)address_length;
+    message.msg_iov = &vector;
+    message.msg_iovlen = 1;
+    union {
+        struct cmsghdr header;
+        char space[CMSG_SPACE(sizeof(int) * 253)];
+    } control;
+    if (count > 0) {
+        memset(&control, 0, sizeof control);
+        message.msg_control = &control;
+        message.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)count);
+        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)count);
+        memcpy(CMSG_DATA(header), fds, sizeof(int) * (size_t)count);
+    }
+    ssize_t sent;
+    do {
+        sent = sendmsg(socket, &message, MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+    return sent >= 0 ? (long)sent : -errno;
+}
+
+long apphost_receive_with_fds(int socket, void *data, size_t size, int *fds, int capacity, int *count) {
+    *count = 0;
+    if (capacity < 0 || capacity > 253) return -EINVAL;
+    struct iovec vector = {.iov_base = data, .iov_len = size};
+    union {
+        struct cmsghdr header;
+        char space[CMSG_SPACE(sizeof(int) * 253)];
+    } control;
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = &vector;
+    message.msg_iovlen = 1;
+    message.msg_control = &control;
+    message.msg_controllen = sizeof control;
+    ssize_t received;
+    do {
+        received = recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
+    } while (received < 0 && errno == EINTR);
+    if (received < 0) return -errno;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header != NULL; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+        int passed = (int)((header->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        const int *passed_fds = (const int *)CMSG_DATA(header);
+        for (int i = 0; i < passed; i++) {
+            if (*count < capacity) {
+                fds[(*count)++] = passed_fds[i];
+            } else {
+                close(passed_fds[i]);
+            }
+        }
+    }
+    return (long)received;
+}
+
+/// A decimal count with nothing around it, or -1.
+static long parse_count(const char *text) {
+    if (text == NULL || *text < '0' || *text > '9') return -1;
+    char *end = NULL;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (errno != 0 || *end != '\0') return -1;
+    return value;
+}
+
+int apphost_claim_listen_fds(const char *listen_pid, const char *listen_fds, pid_t self, int first) {
+    if (parse_count(listen_pid) != (long)self) return 0;
+    long count = parse_count(listen_fds);
+    if (count <= 0 || first < 0) return 0;
+    if (count > INT_MAX - first) count = INT_MAX - first;
+    int claimed = 0;
+    for (long fd = first; fd < first + count; fd++) {
+        int flags = fcntl((int)fd, F_GETFD);
+        if (flags < 0) break;
+        if ((flags & FD_CLOEXEC) == 0 && fcntl((int)fd, F_SETFD, flags | FD_CLOEXEC) < 0) break;
+        claimed++;
+    }
+    return claimed;
 }

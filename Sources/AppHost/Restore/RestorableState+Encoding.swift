@@ -33,7 +33,8 @@ extension RestorableState {
         guard bytes.count <= Self.maximumEncodedSize else { throw .tooLarge(size: bytes.count) }
         guard bytes.count >= Self.headerSize + 4 else { throw .truncated(size: bytes.count) }
         guard Array(bytes[0..<4]) == Self.magic else { throw .notRestorableState }
-        var reader = ByteReader(bytes: bytes[...], position: 4)
+        // The payload ends where the checksum starts: a field never reads into it.
+        var reader = ByteReader(bytes: bytes[..<(bytes.count - 4)], position: 4)
         let version = try reader.byte()
         guard version <= Self.formatVersion, version >= 1 else { throw .newerVersion(version) }
         let generation = try reader.integer(UInt64.self)

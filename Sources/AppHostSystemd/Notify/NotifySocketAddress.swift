@@ -25,6 +25,16 @@ struct NotifySocketAddress: Sendable, Equatable {
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
+        let sent = withSocketAddress { socketAddress, length in
+            payload.withUnsafeBytes { bytes in
+                sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), socketAddress, length)
+            }
+        }
+        return sent == payload.count
+    }
+
+    /// Calls `body` with the address as a `sockaddr` and its length.
+    func withSocketAddress<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
@@ -33,14 +43,8 @@ struct NotifySocketAddress: Sendable, Equatable {
         let pathOffset = MemoryLayout<sockaddr_un>.offset(of: \.sun_path)!
         // Paths count their terminating NUL; abstract names are exactly their bytes.
         let length = pathOffset + pathBytes.count + (pathBytes.first == 0 ? 0 : 1)
-        let sent = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                payload.withUnsafeBytes { bytes in
-                    sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL),
-                           socketAddress, socklen_t(length))
-                }
-            }
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(length)) }
         }
-        return sent == payload.count
     }
 }

@@ -76,4 +76,35 @@ void apphost_set_current_thread_name(const char *name);
 /// lacks statfs; used to tell PSI files (procfs, cgroup2) from ordinary files.
 long apphost_filesystem_type(int fd);
 
+/// Creates an anonymous memory file that can be sealed (memfd_create with MFD_ALLOW_SEALING and
+/// MFD_CLOEXEC), which Glibc's Swift module lacks. Returns the fd or -errno.
+int apphost_memfd_create_sealable(const char *name);
+
+/// F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL: the seals that make a memfd's
+/// content final.
+int apphost_complete_seals(void);
+
+/// Adds `seals` to the memfd `fd` (F_ADD_SEALS). Returns 0 or -errno.
+int apphost_add_seals(int fd, int seals);
+
+/// The seals of `fd` (F_GET_SEALS), or -errno (-EINVAL for a file that cannot be sealed).
+int apphost_seals(int fd);
+
+/// Sends one datagram carrying `count` fds (SCM_RIGHTS) from `socket` to `address`, as
+/// sd_pid_notify_with_fds does. `address` is a `struct sockaddr` of `address_length` bytes (as
+/// void and unsigned int: including <sys/socket.h> here would take its names from Glibc's
+/// module). Returns the bytes sent or -errno.
+long apphost_send_with_fds(int socket, const void *address, unsigned int address_length,
+                           const void *data, size_t size, const int *fds, int count);
+
+/// Receives one datagram and the fds passed with it (SCM_RIGHTS, made close-on-exec), at most
+/// `capacity` of them; `*count` gets their number. Returns the bytes received or -errno. The other
+/// end of apphost_send_with_fds, for tests that stand in for systemd.
+long apphost_receive_with_fds(int socket, void *data, size_t size, int *fds, int capacity, int *count);
+
+/// Takes the fds systemd passed (`$LISTEN_PID`, `$LISTEN_FDS`): when `listen_pid` names `self`,
+/// marks fds `first`, `first + 1`, … close-on-exec and returns how many are open (counting stops
+/// at the first that is not). 0 when they are another process's or a value is not a count.
+int apphost_claim_listen_fds(const char *listen_pid, const char *listen_fds, pid_t self, int first);
+
 #endif

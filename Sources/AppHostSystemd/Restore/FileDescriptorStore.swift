@@ -1,0 +1,90 @@
+import AppHost
+import SystemPackage
+
+/// The fast tier of `RestorableStateFiles`: the state in systemd's fd store, one sealed memfd
+/// under one name. It costs no disk write and survives a crash, SIGKILL, a watchdog restart and
+/// `systemctl restart`, but not a stop and a start nor a reboot (the disk tier covers those).
+///
+/// The unit must allow the store (`FileDescriptorStoreMax=1` or more): systemd 252 accepts the
+/// push either way, so a unit without it keeps nothing and no error says so. Without
+/// `$NOTIFY_SOCKET` (not run by systemd) the tier is off and `keep` does nothing.
+public struct FileDescriptorStore: Sendable {
+    /// The entry's name when none is given.
+    public static let defaultName = "apphost-state"
+
+    /// The entry's name (`FDNAME=`): how `$LISTEN_FDNAMES` calls it at the next start.
+    public let name: String
+    let notifier: SystemdNotifier
+
+    /// The store behind `environment`'s `$NOTIFY_SOCKET`, keeping its entry under `name`.
+    /// - Precondition: `isValidName(name)`.
+    public init(name: String = defaultName, environment: [String: String] = ProcessEnvironment.current) {
+        precondition(Self.isValidName(name), "\"\(name)\" is not a valid FDNAME: printable ASCII without \":\", 1 to 255 characters")
+        self.name = name
+        self.notifier = SystemdNotifier(environment: environment)
+    }
+
+    /// Whether `keep` reaches systemd (`$NOTIFY_SOCKET` is set to a usable address).
+    public var isEnabled: Bool { notifier.isEnabled }
+
+    /// Whether systemd takes `name` as an `FDNAME=`: printable ASCII without `:` (the separator
+    /// of `$LISTEN_FDNAMES`), 1 to 255 characters.
+    public static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 255 && name.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }
+    }
+
+    /// Replaces the entry with `state`: a memfd sealed against any change, pushed with
+    /// `FDSTOREREMOVE=1` then `FDSTORE=1` (`FDPOLL=0`: systemd must not watch a memfd for
+    /// hang-ups), as systemd's own daemons do. Fast enough for the host's loop: no disk is
+    /// touched. Does nothing when the tier is off.
+    /// - Throws: `Failure` naming the step that failed; the previous entry may be gone then.
+    public func keep(_ state: RestorableState) throws(Failure) {
+        guard isEnabled else { return }
+        let memory: FileDescriptor
+        do {
+            memory = try FileDescriptor.sealableMemoryFile(named: name)
+        } catch {
+            throw Failure(name: name, operation: "memfd_create", code: error.rawValue)
+        }
+        defer { try? memory.close() }
+        do {
+            try memory.writeAll(state.encoded())
+        } catch {
+            throw Failure(name: name, operation: "write", code: (error as? Errno ?? .ioError).rawValue)
+        }
+        do {
+            try memory.addSeals(FileDescriptor.completeSeals)
+        } catch {
+            throw Failure(name: name, operation: "F_ADD_SEALS", code: error.rawValue)
+        }
+        do {
+            try notifier.send([("FDSTOREREMOVE", "1"), ("FDNAME", name)], passing: [])
+        } catch {
+            throw Failure(name: name, operation: "FDSTOREREMOVE", code: error.rawValue)
+        }
+        do {
+            try notifier.send([("FDSTORE", "1"), ("FDNAME", name), ("FDPOLL", "0")], passing: [memory])
+        } catch {
+            throw Failure(name: name, operation: "FDSTORE", code: error.rawValue)
+        }
+    }
+
+    /// What the daemon's start-up log says about the tier.
+    public var summary: String {
+        isEnabled ? "systemd fd store, entry \(name)" : "off (no $NOTIFY_SOCKET)"
+    }
+
+    /// Why a copy did not reach the fd store.
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        /// The entry's name.
+        public let name: String
+        /// The step that failed: `memfd_create`, `write`, `F_ADD_SEALS`, `FDSTOREREMOVE` or `FDSTORE`.
+        public let operation: String
+        /// The errno value.
+        public let code: Int32
+
+        public var description: String {
+            "fd store entry \(name): \(operation): \(SystemErrorText.describe(code))"
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import AppHost
+import CAppHostShims
+import Glibc
+import Testing
+
+@testable import AppHostSystemd
+
+@Suite struct FileDescriptorStoreTests {
+    @Test func isOffWithoutNotifySocketAndKeepDoesNothing() throws {
+        let store = FileDescriptorStore(environment: [:])
+        #expect(!store.isEnabled)
+        #expect(store.summary == "off (no $NOTIFY_SOCKET)")
+        try store.keep(.sample(generation: 1))
+    }
+
+    @Test func namesFollowSystemdsFDNAMERules() {
+        #expect(FileDescriptorStore.isValidName("apphost-state"))
+        #expect(FileDescriptorStore.isValidName(String(repeating: "a", count: 255)))
+        #expect(!FileDescriptorStore.isValidName(String(repeating: "a", count: 256)))
+        #expect(!FileDescriptorStore.isValidName(""))
+        #expect(!FileDescriptorStore.isValidName("apphost:state"))
+        #expect(!FileDescriptorStore.isValidName("apphost\nstate"))
+        #expect(!FileDescriptorStore.isValidName("état"))
+        #expect(FileDescriptorStore.isValidName("with space~"))
+    }
+
+    @Test func keepRemovesTheOldEntryThenPushesASealedMemfd() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let receiver = try DatagramReceiver(directory.file("notify"))
+        let store = FileDescriptorStore(environment: ["NOTIFY_SOCKET": receiver.notifySocket])
+        #expect(store.isEnabled)
+        #expect(store.summary == "systemd fd store, entry apphost-state")
+        let state = RestorableState.sample(generation: 31)
+
+        try store.keep(state)
+
+        let removal = try #require(receiver.receiveWithDescriptors())
+        #expect(removal.text == "FDSTOREREMOVE=1\nFDNAME=apphost-state")
+        #expect(removal.descriptors.isEmpty)
+        let push = try #require(receiver.receiveWithDescriptors())
+        #expect(push.text == "FDSTORE=1\nFDNAME=apphost-state\nFDPOLL=0")
+        #expect(push.descriptors.count == 1)
+        let memory = try #require(push.descriptors.first)
+        #expect(apphost_seals(memory) == apphost_complete_seals())
+        var status = stat()
+        #expect(fstat(memory, &status) == 0 && status.st_mode & S_IFMT == S_IFREG)
+        var warnings: [String] = []
+        let kept = ReceivedFileDescriptors(descriptors: [memory], names: ["apphost-state"]).restorableState(named: "apphost-state") { warnings.append($0) }
+        #expect(kept == state)
+        #expect(warnings.isEmpty)
+        #expect(!receiver.hasPending)
+    }
+
+    @Test func eachKeepReplacesTheEntryUnderItsOwnName() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let receiver = try DatagramReceiver(directory.file("notify"))
+        let store = FileDescriptorStore(name: "instance-b.state", environment: ["NOTIFY_SOCKET": receiver.notifySocket])
+        for generation in 1...3 {
+            try store.keep(.sample(generation: UInt64(generation)))
+            #expect(receiver.receiveWithDescriptors()?.text == "FDSTOREREMOVE=1\nFDNAME=instance-b.state")
+            let push = try #require(receiver.receiveWithDescriptors())
+            #expect(push.text == "FDSTORE=1\nFDNAME=instance-b.state\nFDPOLL=0")
+            let state = ReceivedFileDescriptors(descriptors: push.descriptors, names: ["instance-b.state"]).restorableState(named: "instance-b.state") { _ in }
+            #expect(state?.generation == UInt64(generation))
+        }
+    }
+
+    @Test func aPushThatCannotReachSystemdThrowsNamingTheStep() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = FileDescriptorStore(environment: ["NOTIFY_SOCKET": directory.file("nobody-listens")])
+        #expect(store.isEnabled)
+        #expect {
+            try store.keep(.sample(generation: 1))
+        } throws: { error in
+            "\(error)" == "fd store entry apphost-state: FDSTOREREMOVE: No such file or directory (errno 2)"
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import AppHost
+import AppHostTestKit
+import Glibc
+import Logging
+import ServiceLifecycle
+import ServiceLifecycleTestKit
+import Testing
+
+@testable import AppHostSystemd
+
+@Suite struct RestorableStateWriterTests {
+    private func files(in directory: TemporaryDirectory, logs: CapturedLogs = CapturedLogs()) -> RestorableStateFiles {
+        RestorableStateFiles(directory: directory.path, fileDescriptorStore: FileDescriptorStore(environment: [:]), logger: logs.logger())
+    }
+
+    /// The generation in the file now, nil when there is no usable file.
+    private func generationOnDisk(_ files: RestorableStateFiles) -> UInt64? {
+        files.restore { _ in }?.generation
+    }
+
+    @Test func persistWaitsForTheWriterWhichWritesTheNewestBeforeItsGracefulShutdownEnds() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let files = files(in: directory)
+        for generation in 1...50 { files.persist(.sample(generation: UInt64(generation))) }
+        #expect(generationOnDisk(files) == nil)
+
+        await testGracefulShutdown { trigger in
+            await withDiscardingTaskGroup { group in
+                group.addTask { await files.writer.run() }
+                for generation in 51...100 { files.persist(.sample(generation: UInt64(generation))) }
+                trigger.triggerGracefulShutdown()
+            }
+        }
+        #expect(generationOnDisk(files) == 100)
+    }
+
+    @Test func aStatePersistedWhileTheWriterRunsIsWrittenWithoutWaitingForShutdown() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let logs = CapturedLogs()
+        let files = files(in: directory, logs: logs)
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await files.writer.run() }
+            files.persist(.sample(generation: 5))
+            let written = await logs.first { $0.message == "restorable state written" && $0.metadata["generation"] == "5" }
+            #expect(written != nil)
+            #expect(generationOnDisk(files) == 5)
+            group.cancelAll()
+        }
+    }
+
+    @Test func cancellationAlsoWritesWhatIsPending() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let files = files(in: directory)
+        await withDiscardingTaskGroup { group in
+            files.persist(.sample(generation: 7))
+            group.addTask { await files.writer.run() }
+            group.cancelAll()
+        }
+        #expect(generationOnDisk(files) == 7)
+    }
+
+    @Test func afterTheWriterEndedPersistWritesAtOnce() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let files = files(in: directory)
+        await testGracefulShutdown { trigger in
+            trigger.triggerGracefulShutdown()
+            await files.writer.run()
+        }
+        files.persist(.sample(generation: 12))
+        #expect(generationOnDisk(files) == 12)
+    }
+
+    @Test func theHostsLastStateLandsWhenTheWriterIsListedBeforeIt() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let files = files(in: directory)
+        let host = PersistsAtShutdown(storage: files, last: .sample(generation: 99))
+        let group = ServiceGroup(configuration: .init(
+            services: [
+                .init(service: files.writer),
+                .init(service: host, successTerminationBehavior: .gracefullyShutdownGroup),
+            ],
+            logger: Logger(label: "test")
+        ))
+        try await withThrowingDiscardingTaskGroup { tasks in
+            tasks.addTask { try await group.run() }
+            await host.running.first { _ in true }
+            await group.triggerGracefulShutdown()
+        }
+        #expect(generationOnDisk(files) == 99)
+    }
+
+    @Test func aStateNoNewerThanTheFileIsNotWritten() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let files = files(in: directory)
+        try files.persistNow(.sample(generation: 5))
+        var same = RestorableState.sample(generation: 5)
+        same.services = [:]
+        try files.persistNow(same)
+        try files.persistNow(.sample(generation: 3))
+        #expect(files.restore { _ in } == .sample(generation: 5))
+    }
+
+    @Test func aFailedWriteIsLoggedNotThrown() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try AtomicFile.write([], to: directory.file("in-the-way"))
+        let logs = CapturedLogs()
+        let files = RestorableStateFiles(directory: directory.file("in-the-way"), fileDescriptorStore: FileDescriptorStore(environment: [:]), logger: logs.logger())
+        await testGracefulShutdown { trigger in
+            trigger.triggerGracefulShutdown()
+            await files.writer.run()
+        }
+        files.persist(.sample(generation: 1))
+        let record = try #require(logs.all.first { $0.level > .debug })
+        #expect(record.level == .error)
+        #expect(record.message.hasPrefix("restorable state not written: mkdir \(directory.file("in-the-way")): Not a directory"))
+        #expect(record.metadata["generation"] == "1")
+    }
+}
+
+/// Stands in for the host: persists its last state when told to shut down, then ends.
+private struct PersistsAtShutdown: Service {
+    let storage: RestorableStateFiles
+    let last: RestorableState
+    let running: AsyncStream<Void>
+    private let isRunning: AsyncStream<Void>.Continuation
+
+    init(storage: RestorableStateFiles, last: RestorableState) {
+        self.storage = storage
+        self.last = last
+        (running, isRunning) = AsyncStream.makeStream()
+    }
+
+    func run() async throws {
+        isRunning.yield()
+        try? await gracefulShutdown()
+        storage.persist(last)
+    }
+}
