@@ -52,11 +52,25 @@ struct Daemon: Sendable {
         }
         defer { withExtendedLifetime(stateLock) {} }
 
+        // What the previous run kept: the fd systemd gave back from its store (taken by the
+        // prelude before any thread) and the state directory's copy.
+        let restorable = RestorableStateFiles(
+            directory: configuration.stateDirectory,
+            received: ReceivedFileDescriptors(
+                listenFDCount: Int(apphostd_prelude_listen_fds()),
+                names: apphostd_prelude_listen_fd_names().map { String(cString: $0) }
+            ),
+            fileDescriptorStore: FileDescriptorStore(environment: environment),
+            logger: logger
+        )
+        var hostConfiguration = configuration.hostConfiguration
+        hostConfiguration.restorableState = restorable
+
         let host: PluggableApplicationHost
         do {
             host = try PluggableApplicationHost(
                 services: configuration.serviceDescriptors(registry: registry),
-                configuration: configuration.hostConfiguration,
+                configuration: hostConfiguration,
                 logger: logger
             )
         } catch {
@@ -89,15 +103,18 @@ struct Daemon: Sendable {
                 "state_directory": "\(configuration.stateDirectory)",
                 "memory_pressure": "\(pressure?.source.sourceDescription ?? "off (disabled in config)")",
                 "watchdog": "\(watchdog?.summary ?? "off")",
+                "restorable_state": "\(restorable.fileDescriptorStore.summary); \(restorable.path)",
             ]
         )
 
         // The host's end (terminate, or a failed launch) shuts the others down, in reverse order:
-        // the reporter, listed first, sends the host's last reports before it ends. Signals are
+        // the restorable-state writer, listed before the host, writes the host's last state,
+        // and the reporter, listed first, sends the host's last reports before it ends. Signals are
         // the signal service's, not the group's. Names given, because the group would otherwise
         // describe each service by reflection on every start (about 1.7 ms of readiness).
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: reporter, serviceName: "reporter"),
+            .init(service: restorable.writer, serviceName: "restorable-state"),
             .init(service: host, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "host"),
             .init(service: signals, serviceName: "signals"),
             .init(service: WatchdogService(host: host, settings: watchdog, notifier: notifier), serviceName: "watchdog"),

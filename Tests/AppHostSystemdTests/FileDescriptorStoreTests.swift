@@ -13,6 +13,21 @@ import Testing
         try store.keep(.sample(generation: 1))
     }
 
+    @Test("systemd 254+ says FDSTORE=0 when the unit has no FileDescriptorStoreMax=: the tier is off and says why")
+    func isOffWhenSystemdSaysTheStoreHoldsNothing() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let receiver = try DatagramReceiver(directory.file("notify"))
+        let off = FileDescriptorStore(environment: ["NOTIFY_SOCKET": receiver.notifySocket, "FDSTORE": "0"])
+        #expect(!off.isEnabled)
+        #expect(off.summary == "off ($FDSTORE=0: the unit has no FileDescriptorStoreMax=)")
+        try off.keep(.sample(generation: 1))
+        let on = FileDescriptorStore(environment: ["NOTIFY_SOCKET": receiver.notifySocket, "FDSTORE": "1"])
+        #expect(on.summary == "systemd fd store, entry apphost-state, room for 1")
+        try on.keep(.sample(generation: 2))
+        #expect(receiver.receiveWithDescriptors()?.text == "FDSTOREREMOVE=1\nFDNAME=apphost-state", "the first datagram is the enabled store's, not the disabled one's")
+    }
+
     @Test func namesFollowSystemdsFDNAMERules() {
         #expect(FileDescriptorStore.isValidName("apphost-state"))
         #expect(FileDescriptorStore.isValidName(String(repeating: "a", count: 255)))

@@ -287,6 +287,132 @@ extension IntegrationSuites {
                     "the daemon does not run as the state directory's owner \(uid): \(uidLine)")
         }
 
+        /// The generation of the restorable state on disk (0 when there is none yet): the
+        /// format's bytes 5 to 12, little-endian.
+        static func diskGeneration(_ system: SystemManager) -> UInt64 {
+            guard let data = FileManager.default.contents(atPath: system.root + "/var/lib/private/apphostd/restorable-state"), data.count >= 13 else { return 0 }
+            return (0..<8).reduce(UInt64(0)) { $0 | UInt64(data[data.startIndex + 5 + $1]) << UInt64($1 * 8) }
+        }
+
+        /// Counts from `apphostd analytics --json`.
+        static func counts(_ system: SystemManager) async throws -> (sessionLocks: Int, reloads: Int, launches: Int) {
+            let report = try await analytics(system)
+            return (report["sessionLocks"] as? Int ?? -1, report["reloads"] as? Int ?? -1, report["launches"] as? Int ?? -1)
+        }
+
+        /// SIGKILLs the daemon and waits for systemd to restart it (`Restart=on-failure`) until
+        /// `condition` holds; returns the new status.
+        @discardableResult
+        static func killAndAwaitRestart(_ system: SystemManager, _ what: String, _ condition: @escaping ([String: String]) -> Bool) async throws -> [String: String] {
+            let before = try await system.show(unit)
+            let oldPID = before["MainPID"]
+            // The suite starts the unit more often than StartLimitBurst= allows in 10 s (a limit
+            // for crash loops); reset-failed clears it, and NRestarts with it.
+            try await system.systemctl("reset-failed", unit)
+            let restarts = Int(try await system.show(unit, ["NRestarts"])["NRestarts"] ?? "") ?? 0
+            try await system.systemctl("kill", "-s", "SIGKILL", unit)
+            let status = try await waitForStatus(system, what, timeout: .seconds(30)) { status in
+                status["MainPID"] != oldPID && status["MainPID"] != "0" && condition(status)
+            }
+            let after = Int(try await system.show(unit, ["NRestarts"])["NRestarts"] ?? "") ?? 0
+            #expect(after == restarts + 1, "systemd did not count a restart: \(restarts) → \(after)")
+            return status
+        }
+
+        // Fails on a daemon without restorable state: it comes back active and unlocked, and
+        // the lock and the reload, counted after the background's flush, are gone.
+        @Test("SIGKILL in the background with the session locked: systemd restarts it into the background, still locked, and analytics lost no event, not even those counted after its last flush")
+        func sigkillInTheBackgroundComesBackAsItWas() async throws {
+            let system = try Self.system()
+            try await Self.ensureActive(system)
+            try await system.systemctl("kill", "-s", "SIGUSR1", Self.unit)
+            try await Self.waitForStatus(system, "background, session locked", Self.isBackgroundAndLocked)
+            // The background flushed analytics; the lock (counted in
+            // protectedDataWillBecomeUnavailable, after the flush) and this reload wait for the
+            // next flush, a minute away: they are not on disk when the kill comes.
+            let reload = try await system.systemctl("reload", Self.unit, timeout: .seconds(60))
+            #expect(reload.succeeded, "\(reload)")
+            let onDisk = try await Self.counts(system)
+            let cursor = try await system.journalCursor()
+
+            try await Self.killAndAwaitRestart(system, "restarted into the background, session locked", Self.isBackgroundAndLocked)
+            let invocation = try await Self.invocation(system)
+            try await Self.waitForJournal(system, "the restore line", matches: ["_SYSTEMD_INVOCATION_ID=\(invocation)"], after: cursor) {
+                $0["MESSAGE"]?.hasPrefix("restored after an unclean exit: background, session locked") == true
+            }
+            var after = onDisk
+            let counted = try await Poll.until(timeout: .seconds(15), interval: .milliseconds(100)) {
+                after = try await Self.counts(system)
+                return after.launches == onDisk.launches + 1
+            }
+            #expect(counted, "the restart's launch was not counted: \(onDisk) → \(after)")
+            #expect(after.sessionLocks == onDisk.sessionLocks + 1, "the lock made after the last flush: \(onDisk) → \(after)")
+            #expect(after.reloads == onDisk.reloads + 1, "the reload made after the last flush: \(onDisk) → \(after)")
+
+            // Back to the foreground: the secret is read again and the session unlocks.
+            try await system.systemctl("kill", "-s", "SIGRTMIN+2", Self.unit)
+            try await Self.waitForStatus(system, "foreground, unlocked", Self.isActiveAndForeground)
+        }
+
+        @Test("a change after the last disk write, then SIGKILL: the restart restores the newer state, from systemd's fd store")
+        func sigkillRestoresTheNewerStateFromTheFileDescriptorStore() async throws {
+            let system = try Self.system()
+            try await Self.ensureActive(system)
+            let before = Self.diskGeneration(system)
+            try await system.systemctl("kill", "-s", "SIGUSR1", Self.unit)
+            try await Self.waitForStatus(system, "background, session locked", Self.isBackgroundAndLocked)
+            // The background is written to disk after its STATUS=, off the request's path.
+            var onDisk = before
+            let written = await Poll.until(timeout: .seconds(10), interval: .milliseconds(50)) {
+                onDisk = Self.diskGeneration(system)
+                return onDisk > before
+            }
+            #expect(written, "the background's state never reached the disk (generation \(before))")
+            // A reload: analytics counts it (its restorable state changes), the lifecycle does
+            // not, so only the fd store gets the new state.
+            let reload = try await system.systemctl("reload", Self.unit, timeout: .seconds(60))
+            #expect(reload.succeeded, "\(reload)")
+            #expect(Self.diskGeneration(system) == onDisk, "a reload in the background wrote the disk")
+            let cursor = try await system.journalCursor()
+
+            try await Self.killAndAwaitRestart(system, "restarted into the background", Self.isBackgroundAndLocked)
+            let invocation = try await Self.invocation(system)
+            let records = try await Self.waitForJournal(system, "the restore line", matches: ["_SYSTEMD_INVOCATION_ID=\(invocation)"], after: cursor) {
+                $0["MESSAGE"]?.hasPrefix("restored after an unclean exit") == true
+            }
+            let line = try #require(records.first { $0["MESSAGE"]?.hasPrefix("restored after an unclean exit") == true })
+            let generation = try #require(UInt64(line["GENERATION"] ?? ""), "\(line)")
+            #expect(generation > onDisk, "restored generation \(generation), the disk's is \(onDisk): not the fd store's newer copy")
+
+            try await system.systemctl("kill", "-s", "SIGRTMIN+2", Self.unit)
+            try await Self.waitForStatus(system, "foreground, unlocked", Self.isActiveAndForeground)
+        }
+
+        @Test("systemctl restart, and stop then start, give every service that kept state its bytes back and start in the foreground")
+        func restartAndStopStartGiveTheBytesBack() async throws {
+            let system = try Self.system()
+            try await Self.ensureActive(system)
+            // analytics (what it has not flushed) and session-lock (its lock) keep state.
+            let restoredLine = "restored the state of 2 services"
+            for (what, commands) in [("restart", [["restart"]]), ("stop, then start", [["stop"], ["start"]])] {
+                let cursor = try await system.journalCursor()
+                // This suite starts the unit more often than StartLimitBurst= allows in 10 s (a
+                // limit for crash loops); an operator resets it the same way.
+                try await system.systemctl("reset-failed", Self.unit)
+                for command in commands {
+                    let result = try await system.systemctl(command[0], Self.unit, timeout: .seconds(120))
+                    #expect(result.succeeded, "systemctl \(command[0]): \(result)")
+                }
+                try await Self.waitForStatus(system, "running in the foreground after \(what)", Self.isActiveAndForeground)
+                let invocation = try await Self.invocation(system)
+                try await Self.waitForJournal(system, "\"\(restoredLine)\" after \(what)", matches: ["_SYSTEMD_INVOCATION_ID=\(invocation)"], after: cursor) {
+                    $0["MESSAGE"]?.hasPrefix(restoredLine) == true
+                }
+            }
+            let mode = try await system.run(["stat", "-c", "%a", "/var/lib/private/apphostd/restorable-state"])
+            #expect(mode.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "600", "\(mode)")
+        }
+
         @Test("systemctl stop: SIGTERM, a clean exit 0 (ExecMainStatus=0, Result=success)")
         func stopExitsZero() async throws {
             let system = try Self.system()

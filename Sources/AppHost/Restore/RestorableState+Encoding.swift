@@ -36,7 +36,8 @@ extension RestorableState {
         // The payload ends where the checksum starts: a field never reads into it.
         var reader = ByteReader(bytes: bytes[..<(bytes.count - 4)], position: 4)
         let version = try reader.byte()
-        guard version <= Self.formatVersion, version >= 1 else { throw .newerVersion(version) }
+        guard version >= 1 else { throw .malformed("format version 0 does not exist") }
+        guard version <= Self.formatVersion else { throw .newerVersion(version) }
         let generation = try reader.integer(UInt64.self)
         let payloadSize = Int(try reader.integer(UInt32.self))
         guard bytes.count == Self.headerSize + payloadSize + 4 else {

@@ -15,6 +15,9 @@ public struct FileDescriptorStore: Sendable {
     /// The entry's name (`FDNAME=`): how `$LISTEN_FDNAMES` calls it at the next start.
     public let name: String
     let notifier: SystemdNotifier
+    /// `$FDSTORE` (systemd 254+): how many fds the unit's store holds; nil on older systemd,
+    /// which does not say.
+    let limit: Int?
 
     /// The store behind `environment`'s `$NOTIFY_SOCKET`, keeping its entry under `name`.
     /// - Precondition: `isValidName(name)`.
@@ -22,10 +25,12 @@ public struct FileDescriptorStore: Sendable {
         precondition(Self.isValidName(name), "\"\(name)\" is not a valid FDNAME: printable ASCII without \":\", 1 to 255 characters")
         self.name = name
         self.notifier = SystemdNotifier(environment: environment)
+        self.limit = environment["FDSTORE"].flatMap { Int($0) }
     }
 
-    /// Whether `keep` reaches systemd (`$NOTIFY_SOCKET` is set to a usable address).
-    public var isEnabled: Bool { notifier.isEnabled }
+    /// Whether `keep` reaches systemd: `$NOTIFY_SOCKET` is set to a usable address, and the
+    /// store is not known to be off (`$FDSTORE=0` on systemd 254+).
+    public var isEnabled: Bool { notifier.isEnabled && limit != 0 }
 
     /// Whether systemd takes `name` as an `FDNAME=`: printable ASCII without `:` (the separator
     /// of `$LISTEN_FDNAMES`), 1 to 255 characters.
@@ -71,7 +76,9 @@ public struct FileDescriptorStore: Sendable {
 
     /// What the daemon's start-up log says about the tier.
     public var summary: String {
-        isEnabled ? "systemd fd store, entry \(name)" : "off (no $NOTIFY_SOCKET)"
+        if !notifier.isEnabled { return "off (no $NOTIFY_SOCKET)" }
+        if limit == 0 { return "off ($FDSTORE=0: the unit has no FileDescriptorStoreMax=)" }
+        return "systemd fd store, entry \(name)" + (limit.map { ", room for \($0)" } ?? "")
     }
 
     /// Why a copy did not reach the fd store.

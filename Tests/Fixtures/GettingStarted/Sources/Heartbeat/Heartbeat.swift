@@ -1,9 +1,9 @@
 import AppHost
 
 /// Logs each launch, says when it flushes before the background, and publishes a `Beat` on
-/// the bus every `interval` while it runs.
+/// the bus every `interval` while it runs, counting on across runs.
 public struct Heartbeat: Sendable {
-    /// Published on the bus once per `interval`, counting from 1.
+    /// Published on the bus once per `interval`, counting from 1 on the first run.
     public struct Beat: Sendable, Hashable {
         public let count: Int
     }
@@ -31,11 +31,14 @@ extension Heartbeat: ApplicationService {
     }
 
     public func run(_ app: ApplicationHandle) async throws {
-        var count = 0
+        // The count is restorable state: it goes on where the last run left off, even after
+        // a crash, a SIGKILL or a restart.
+        var count = app.launchOptions?.restoredState.flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
         while true {
             try await Task.sleep(for: interval)
             count += 1
             app.bus.publish(Beat(count: count))
+            app.keepRestorableState(Array(String(count).utf8))
         }
     }
 }

@@ -34,3 +34,15 @@ import Testing
         #expect(await host.logs.first { $0.message.hasPrefix("launch #1") } != nil)
     }
 }
+
+@Test func countsOnFromWhereTheLastRunLeftOff() async throws {
+    let heartbeat = try Heartbeat(configuration: ["interval": "10ms"])
+    // What the previous run kept, as the host gives it back after a crash or a restart.
+    let storage = InMemoryRestorableStateStorage(services: ["heartbeat": Array("41".utf8)])
+    try await withTestHost([ServiceDescriptor(name: "heartbeat", service: heartbeat)], configuration: .init(restorableState: storage)) { host in
+        let beats = host.messages(of: Heartbeat.Beat.self)
+        try await host.launched()
+        #expect(await beats.first { $0.count == 42 } != nil)
+        #expect(await storage.kept.first { $0.services["heartbeat"] == Array("42".utf8) } != nil)
+    }
+}
