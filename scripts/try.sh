@@ -66,6 +66,7 @@ TimeoutStopSec=30s
 WatchdogSec=30s
 Restart=on-failure
 RestartPreventExitStatus=78
+FileDescriptorStoreMax=1
 Environment=STATE_DIRECTORY=$S/state
 Environment=CREDENTIALS_DIRECTORY=$S/credentials
 EOF

@@ -172,3 +172,11 @@ private struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+@Suite struct RestorableStateSizeTests {
+    @Test func encodedSizeIsTheSizeOfTheEncoding() {
+        let state = RestorableState(generation: 9, isInBackground: true, isSessionLocked: true, sessionLockReason: "entered background", services: ["a": [1, 2, 3], "logger": [], "bb": Array(repeating: 7, count: 300)])
+        #expect(state.encodedSize == state.encoded().count)
+        #expect(RestorableState(generation: 0).encodedSize == RestorableState(generation: 0).encoded().count)
+    }
+}

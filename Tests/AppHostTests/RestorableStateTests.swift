@@ -146,6 +146,35 @@ private func configuration(_ storage: InMemoryRestorableStateStorage, previousEx
         }
     }
 
+    @Test("state over the 1 MiB a reader takes back is not kept: the last copy that fit stays, and the log names the largest service")
+    func oversizedStateKeepsTheLastCopyThatFit() async throws {
+        let storage = InMemoryRestorableStateStorage()
+        let logs = CapturedLogs()
+        let big = Tally.Big()
+        try await withTestHost([ServiceDescriptor(name: "big", service: big)], configuration: configuration(storage), logs: logs) { host in
+            try await host.launched()
+            #expect(storage.kept.all.last?.services["big"] == [1])
+            try await host.enterBackground()
+            #expect(storage.kept.all.last?.services["big"] == [1])
+            #expect(logs.messages.contains { $0.hasPrefix("could not keep the restorable state: restorable state of") && $0.contains("(largest: big, 2097152 bytes)") })
+        }
+    }
+
+    @Test("a service a reload restarts gets the bytes it kept last, not those of the process's start")
+    func aServiceRestartedByAReloadGetsItsLatestBytes() async throws {
+        let first = Tally()
+        let second = Tally()
+        let storage = InMemoryRestorableStateStorage(services: ["tally": [2]])
+        try await withTestHost([ServiceDescriptor(name: "tally", service: first)], configuration: configuration(storage)) { host in
+            try await host.launched()
+            try await host.enterBackground()
+            #expect(first.count.withLock { $0 } == 3)
+            try await host.reload([ServiceDescriptor(name: "tally", configuration: ["changed": true]) { second }])
+            // The old instance's willTerminate kept 4 on its way out.
+            #expect(second.restored.withLock { $0 } == [[4], [4]])
+        }
+    }
+
     @Test func withoutAStorageKeepingIsHarmless() async throws {
         let tally = Tally()
         try await withTestHost([ServiceDescriptor(name: "tally", service: tally)]) { host in
@@ -166,4 +195,16 @@ private func configuration(_ storage: InMemoryRestorableStateStorage, previousEx
 extension Tally {
     /// A service that keeps nothing.
     struct Quiet: ApplicationService {}
+
+    /// Keeps one byte at launch and 2 MiB in the background.
+    struct Big: ApplicationService {
+        func application(_ application: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+            application.keepRestorableState([1])
+            return true
+        }
+
+        func applicationDidEnterBackground(_ application: ApplicationHandle) async throws {
+            application.keepRestorableState([UInt8](repeating: 2, count: 2 << 20))
+        }
+    }
 }

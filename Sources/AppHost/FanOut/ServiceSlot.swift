@@ -16,6 +16,8 @@ struct ServiceSlot {
     var backlog: [HookCall] = []
     /// Ends its run loop (which is then cancelled).
     var runLoopStop: AsyncStream<Never>.Continuation?
+    /// The bytes it got back at its launch (`LaunchOptions.restoredState`).
+    var restoredState: [UInt8]?
 
     var name: String { descriptor.name }
 

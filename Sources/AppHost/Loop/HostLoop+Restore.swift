@@ -4,8 +4,6 @@ extension HostLoop {
     struct RestorableBook {
         /// The services' bytes now, restored ones included until a service replaces them.
         var services: [String: [UInt8]] = [:]
-        /// What each service got back at its launch.
-        var restored: [String: [UInt8]] = [:]
         /// The last state kept (fd store) and persisted (disk); their generations count on.
         var lastKept: RestorableState?
         var lastPersisted: RestorableState?
@@ -25,7 +23,6 @@ extension HostLoop {
         restorable.generation = state.generation
         restorable.lastKept = state
         restorable.lastPersisted = state
-        restorable.restored = state.services
         restorable.services = state.services
         guard options.previousExit == .unclean else {
             logger.info("restored the state of \(state.services.count) services (generation \(state.generation))")
@@ -75,6 +72,17 @@ extension HostLoop {
         restorable.isChanged = false
         var state = restorableSnapshot
         if let last = restorable.lastKept, last.hasSameContent(as: state) { return }
+        guard state.encodedSize <= RestorableState.maximumEncodedSize else {
+            // A copy no reader would take back: keep the last one that fits instead.
+            let largest = state.services.max { $0.value.count < $1.value.count }
+            let message = "restorable state of \(state.encodedSize) bytes is over the \(RestorableState.maximumEncodedSize)-byte limit; "
+                + "the last copy that fit stays (largest: \(largest?.key ?? "?"), \(largest?.value.count ?? 0) bytes)"
+            if message != restorable.lastFailure {
+                logger.error("could not keep the restorable state: \(message)")
+                restorable.lastFailure = message
+            }
+            return
+        }
         restorable.generation += 1
         state.generation = restorable.generation
         restorable.lastKept = state

@@ -327,7 +327,7 @@ struct HostLoop {
         let name = services[index].name
         let input = host.input
         var options = launchOptions
-        options?.restoredState = restorable.restored[name]
+        options?.restoredState = services[index].restoredState
         var sink: (@Sendable (String, [UInt8]) -> Void)?
         if configuration.restorableState != nil {
             sink = { service, bytes in _ = input.yield(.restorableState(service: service, bytes: bytes)) }
@@ -546,6 +546,9 @@ struct HostLoop {
             launchDeadline: descriptor.launchDeadline ?? configuration.launchDeadline
         )
         if let problem { hosted.disable(reason: problem) }
+        // What it kept last: from the previous run at the launch, the newest bytes when a
+        // reload adds it again or restarts it.
+        hosted.restoredState = restorable.services[descriptor.name]
         return hosted
     }
 

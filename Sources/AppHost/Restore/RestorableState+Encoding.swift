@@ -5,6 +5,12 @@ extension RestorableState {
     /// Magic, version, generation, payload length.
     static let headerSize = 4 + 1 + 8 + 4
 
+    /// How many bytes `encoded()` makes, without making them.
+    package var encodedSize: Int {
+        let fields = services.reduce(0) { $0 + 8 + $1.key.utf8.count + $1.value.count }
+        return Self.headerSize + 2 + 4 + sessionLockReason.utf8.count + 4 + fields + 4
+    }
+
     /// The bytes a storage keeps: a header (magic `AHRS`, format version, generation, payload
     /// length), the payload, and a CRC-32 of everything before it. Little-endian throughout.
     public func encoded() -> [UInt8] {
