@@ -9,8 +9,39 @@ import Testing
 @testable import AppHostSystemd
 
 @Suite struct RestorableStateWriterTests {
-    private func files(in directory: TemporaryDirectory, logs: CapturedLogs = CapturedLogs()) -> RestorableStateFiles {
-        RestorableStateFiles(directory: directory.path, fileDescriptorStore: FileDescriptorStore(environment: [:]), logger: logs.logger())
+    private func files(in directory: TemporaryDirectory, logs: CapturedLogs = CapturedLogs(), coalescing: Duration = .zero) -> RestorableStateFiles {
+        RestorableStateFiles(directory: directory.path, fileDescriptorStore: FileDescriptorStore(environment: [:]), coalescing: coalescing, logger: logs.logger())
+    }
+
+    @Test("a burst within the coalescing window is one write, of the newest state")
+    func aBurstIsOneWrite() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let logs = CapturedLogs()
+        let files = files(in: directory, logs: logs, coalescing: .milliseconds(200))
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await files.writer.run() }
+            for generation in 1...50 { files.persist(.sample(generation: UInt64(generation))) }
+            let written = await logs.first { $0.message == "restorable state written" }
+            #expect(written?.metadata["generation"] == "50")
+            #expect(logs.all.filter { $0.message == "restorable state written" }.count == 1)
+            group.cancelAll()
+        }
+    }
+
+    @Test("a shutdown during the coalescing window writes at once, without waiting it out")
+    func aShutdownCutsTheWindowShort() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let files = files(in: directory, coalescing: .seconds(3600))
+        await testGracefulShutdown { trigger in
+            await withDiscardingTaskGroup { group in
+                group.addTask { await files.writer.run() }
+                files.persist(.sample(generation: 3))
+                trigger.triggerGracefulShutdown()
+            }
+        }
+        #expect(generationOnDisk(files) == 3)
     }
 
     /// The generation in the file now, nil when there is no usable file.
@@ -111,7 +142,7 @@ import Testing
         defer { directory.remove() }
         try AtomicFile.write([], to: directory.file("in-the-way"))
         let logs = CapturedLogs()
-        let files = RestorableStateFiles(directory: directory.file("in-the-way"), fileDescriptorStore: FileDescriptorStore(environment: [:]), logger: logs.logger())
+        let files = RestorableStateFiles(directory: directory.file("in-the-way"), fileDescriptorStore: FileDescriptorStore(environment: [:]), coalescing: .zero, logger: logs.logger())
         await testGracefulShutdown { trigger in
             trigger.triggerGracefulShutdown()
             await files.writer.run()

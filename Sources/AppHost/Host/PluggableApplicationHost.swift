@@ -63,6 +63,8 @@ public final class PluggableApplicationHost: Sendable {
     let inputs: AsyncStream<HostInput>
     let input: AsyncStream<HostInput>.Continuation
     let published: Mutex<Published>
+    /// Bytes services handed over since the loop last took them, by service.
+    let stagedRestorableState = Mutex<[String: [UInt8]]>([:])
 
     /// A host for `services`, in registration order.
     /// - Throws: `InvalidConfiguration`, one for each service whose name an earlier one has.
@@ -228,5 +230,15 @@ public final class PluggableApplicationHost: Sendable {
 
     func report(_ report: HostReport) {
         published.withLock { $0.reports }?.yield(report)
+    }
+
+    /// Stages a service's bytes for the loop; nudges the loop when nothing was staged before
+    /// (otherwise a nudge is on its way, or the request in progress takes them at its end).
+    func stageRestorableState(_ bytes: [UInt8], of service: String) {
+        let isFirst = stagedRestorableState.withLock { staged in
+            defer { staged[service] = bytes }
+            return staged.isEmpty
+        }
+        if isFirst { input.yield(.restorableStateStaged) }
     }
 }

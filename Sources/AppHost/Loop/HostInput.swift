@@ -9,9 +9,11 @@ enum HostInput: Sendable {
     /// A service published a session lock change on the bus (synchronously, from its hook or
     /// run loop): handled within the request in progress, or as a request of its own.
     case sessionLockChanged(SessionLockDidChange)
-    /// A service handed the host bytes to keep (`ApplicationHandle.keepRestorableState(_:)`):
-    /// kept at the end of the request in progress, or as a request of its own.
-    case restorableState(service: String, bytes: [UInt8])
+    /// Services handed the host bytes to keep (`ApplicationHandle.keepRestorableState(_:)`),
+    /// staged in `PluggableApplicationHost.stagedRestorableState`: one nudge per batch, so a
+    /// fan-out in which every service keeps bytes wakes the loop once, not once per service.
+    /// Kept at the end of the request in progress, or as a request of its own.
+    case restorableStateStaged
     /// A deadline timer armed for this instant fired.
     case deadline(ContinuousClock.Instant)
 }

@@ -42,6 +42,7 @@ extension HostLoop {
         restore(into: &restoredOptions)
         launchOptions = restoredOptions
         setServices(descriptors.map { makeService($0) })
+        forgetRestorableStateOfRemovedServices()
         host.report(.status(status))
 
         var launched: [Int] = []

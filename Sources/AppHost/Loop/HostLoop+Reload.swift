@@ -94,6 +94,7 @@ extension HostLoop {
         }
         let byID = Dictionary(uniqueKeysWithValues: services.map { ($0.id, $0) })
         setServices(order.compactMap { byID[$0] })
+        forgetRestorableStateOfRemovedServices()
         descriptors = newDescriptors
         return .success(ConfigurationDidReload(added: added, removed: removed, updated: updated, restarted: restarted))
     }

@@ -10,6 +10,8 @@ extension HostLoop {
         var generation: UInt64 = 0
         /// Bytes arrived since the last keep.
         var isChanged = false
+        /// Services staged bytes the loop has not taken yet.
+        var hasStaged = false
         /// The last keep failed with this message (logged once until it changes).
         var lastFailure: String?
     }
@@ -40,17 +42,31 @@ extension HostLoop {
         )
     }
 
-    /// Books bytes a service handed over; they are kept when the request ends.
-    mutating func book(restorableState bytes: [UInt8], of service: String) {
-        guard configuration.restorableState != nil, restorable.services[service] != bytes else { return }
-        restorable.services[service] = bytes
-        restorable.isChanged = true
+    /// Takes the bytes services staged; they are kept when the request ends.
+    mutating func takeStagedRestorableState() {
+        restorable.hasStaged = false
+        let staged = host.stagedRestorableState.withLock { staged in
+            defer { staged = [:] }
+            return staged
+        }
+        for (service, bytes) in staged where restorable.services[service] != bytes {
+            restorable.services[service] = bytes
+            restorable.isChanged = true
+        }
+    }
+
+    /// Drops the bytes of services the host no longer runs (after a launch or a reload).
+    mutating func forgetRestorableStateOfRemovedServices() {
+        let names = Set(services.map(\.name))
+        for name in restorable.services.keys where !names.contains(name) {
+            restorable.services[name] = nil
+            restorable.isChanged = true
+        }
     }
 
     /// The state to keep now: the services' bytes and the lifecycle (the last running state
     /// while terminating).
     var restorableSnapshot: RestorableState {
-        let names = Set(services.map(\.name))
         let isInBackground = switch machine.state {
         case .background: true
         case .active: false
@@ -61,7 +77,7 @@ extension HostLoop {
             isInBackground: isInBackground,
             isSessionLocked: !machine.isProtectedDataAvailable,
             sessionLockReason: machine.isProtectedDataAvailable ? "" : (sessionLockReason ?? ""),
-            services: restorable.services.filter { names.contains($0.key) }
+            services: restorable.services
         )
     }
 
@@ -69,8 +85,10 @@ extension HostLoop {
     /// out, so a kill right after it loses nothing.
     mutating func keepRestorableState() {
         guard let storage = configuration.restorableState else { return }
-        restorable.isChanged = false
+        takeStagedRestorableState()
         var state = restorableSnapshot
+        if let last = restorable.lastKept, !restorable.isChanged, last.hasSameLifecycle(as: state) { return }
+        restorable.isChanged = false
         if let last = restorable.lastKept, last.hasSameContent(as: state) { return }
         guard state.encodedSize <= RestorableState.maximumEncodedSize else {
             // A copy no reader would take back: keep the last one that fits instead.
@@ -103,7 +121,8 @@ extension HostLoop {
     mutating func persistRestorableState(always: Bool) {
         guard let storage = configuration.restorableState, let state = restorable.lastKept else { return }
         if let last = restorable.lastPersisted {
-            if last.hasSameContent(as: state) { return }
+            // Same generation, same content: a generation counts up only when the content changed.
+            if last.generation == state.generation { return }
             let lifecycleChanged = last.isInBackground != state.isInBackground || last.isSessionLocked != state.isSessionLocked
             guard always || lifecycleChanged else { return }
         }

@@ -70,7 +70,7 @@ struct HostLoop {
                 } else if let input = await nextInput() {
                     _ = take(input, group: &group)
                     // A lock change or restorable bytes outside any request: a request of its own.
-                    if !sessionLockChanges.isEmpty || restorable.isChanged { await finishRequest(group: &group) }
+                    if !sessionLockChanges.isEmpty || restorable.hasStaged { await finishRequest(group: &group) }
                 }
             }
         }
@@ -325,12 +325,12 @@ struct HostLoop {
     /// The handle a hook of `services[index]` gets now.
     func application(for index: Int, configuration override: ServiceConfiguration? = nil) -> ApplicationHandle {
         let name = services[index].name
-        let input = host.input
+        let host = self.host
         var options = launchOptions
         options?.restoredState = services[index].restoredState
         var sink: (@Sendable (String, [UInt8]) -> Void)?
         if configuration.restorableState != nil {
-            sink = { service, bytes in _ = input.yield(.restorableState(service: service, bytes: bytes)) }
+            sink = { service, bytes in host.stageRestorableState(bytes, of: service) }
         }
         return ApplicationHandle(
             serviceName: name,
@@ -432,8 +432,11 @@ struct HostLoop {
             lateAnswer(serviceID, hook, result, group: &group)
         case .sessionLockChanged(let change):
             sessionLockChanges.append(change)
-        case .restorableState(let service, let bytes):
-            book(restorableState: bytes, of: service)
+        case .restorableStateStaged:
+            // Taken when the request ends (finishRequest), so a fan-out in which every service
+            // keeps bytes nudges once: until then the staged bytes are not taken, and staging
+            // more sends no new nudge.
+            restorable.hasStaged = true
         case .deadline(let wake):
             timerWakes.removeAll { $0 == wake }
             return .deadlinePassed
@@ -547,7 +550,8 @@ struct HostLoop {
         )
         if let problem { hosted.disable(reason: problem) }
         // What it kept last: from the previous run at the launch, the newest bytes when a
-        // reload adds it again or restarts it.
+        // reload adds it again or restarts it (its old instance's willTerminate included).
+        takeStagedRestorableState()
         hosted.restoredState = restorable.services[descriptor.name]
         return hosted
     }

@@ -19,9 +19,11 @@ extension RestorableState {
         payload.append(isSessionLocked ? 1 : 0)
         payload.appendField(Array(sessionLockReason.utf8))
         payload.appendInteger(UInt32(services.count))
-        for name in services.keys.sorted() {
+        payload.reserveCapacity(encodedSize)
+        // In name order: the same state always makes the same bytes.
+        for (name, bytes) in services.sorted(by: { $0.key < $1.key }) {
             payload.appendField(Array(name.utf8))
-            payload.appendField(services[name] ?? [])
+            payload.appendField(bytes)
         }
         var bytes = Self.magic
         bytes.reserveCapacity(Self.headerSize + payload.count + 4)

@@ -32,7 +32,12 @@ public struct RestorableState: Sendable, Hashable {
 
     /// Whether the two describe the same state, whatever their generations.
     func hasSameContent(as other: RestorableState) -> Bool {
+        hasSameLifecycle(as: other) && services == other.services
+    }
+
+    /// Whether the two describe the same lifecycle, whatever the services' bytes.
+    func hasSameLifecycle(as other: RestorableState) -> Bool {
         isInBackground == other.isInBackground && isSessionLocked == other.isSessionLocked
-            && sessionLockReason == other.sessionLockReason && services == other.services
+            && sessionLockReason == other.sessionLockReason
     }
 }

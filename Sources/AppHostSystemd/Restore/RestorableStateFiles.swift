@@ -27,11 +27,19 @@ public struct RestorableStateFiles: RestorableStateStorage {
     /// The tiers in `directory` and `fileDescriptorStore`. Reads the entry named after the store
     /// among `received` now and closes every received fd, so none stays open; `restore` reports
     /// what it found.
-    public init(directory: String, received: consuming ReceivedFileDescriptors = ReceivedFileDescriptors(), fileDescriptorStore: FileDescriptorStore = FileDescriptorStore(), logger: Logger) {
+    /// `coalescing`: how long the writer lets states gather before it writes the newest (see
+    /// `RestorableStateWriter`).
+    public init(
+        directory: String,
+        received: consuming ReceivedFileDescriptors = ReceivedFileDescriptors(),
+        fileDescriptorStore: FileDescriptorStore = FileDescriptorStore(),
+        coalescing: Duration = .seconds(1),
+        logger: Logger
+    ) {
         self.directory = directory
         self.fileDescriptorStore = fileDescriptorStore
         let path = directory + "/" + Self.fileName
-        self.writer = RestorableStateWriter(directory: directory, path: path, logger: logger)
+        self.writer = RestorableStateWriter(directory: directory, path: path, coalescing: coalescing, logger: logger)
         var warnings: [String] = []
         let state = received.restorableState(named: fileDescriptorStore.name) { warnings.append($0) }
         self.received = (state, warnings)

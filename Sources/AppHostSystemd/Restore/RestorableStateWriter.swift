@@ -6,9 +6,12 @@ import Synchronization
 /// Writes the disk tier of `RestorableStateFiles` off the host's path, as a `Service`: `persist`
 /// hands it a state and returns, and the writer's task writes it (atomically, with fsync).
 ///
-/// States that arrive while a write is under way coalesce to the newest: each is a whole state,
-/// so the newest is all the file needs, and a state older than the last written (a lower
-/// generation, or the same one again) is never written, so the file never goes back.
+/// States that arrive within `coalescing` of the first one, or while a write is under way,
+/// coalesce to the newest: each is a whole state, so the newest is all the file needs, and a
+/// state older than the last written (a lower generation, or the same one again) is never
+/// written, so the file never goes back. The window turns a burst (a signal storm, a reload that
+/// restarts services) into one write, spares a device's flash, and keeps the fsync, which holds
+/// a thread of the cooperative pool, away from the requests that follow each other.
 ///
 /// Put it in the daemon's `ServiceGroup` listed before the host, as `SystemdNotifyService` is:
 /// the group shuts services down in reverse order, so the host terminates (and persists its last
@@ -24,11 +27,14 @@ public struct RestorableStateWriter: Service {
     public let path: String
     let directory: String
     let logger: Logger
+    /// How long the writer waits after a state arrives before it writes the newest.
+    let coalescing: Duration
     private let shared: Shared
 
-    init(directory: String, path: String, logger: Logger) {
+    init(directory: String, path: String, coalescing: Duration, logger: Logger) {
         self.directory = directory
         self.path = path
+        self.coalescing = coalescing
         self.logger = logger
         self.shared = Shared()
     }
@@ -38,6 +44,10 @@ public struct RestorableStateWriter: Service {
     public func run() async {
         await withTaskCancellationOrGracefulShutdownHandler {
             for await _ in shared.wakeups {
+                if coalescing > .zero {
+                    // Cut short by a shutdown: what is pending is written at once.
+                    try? await cancelWhenGracefulShutdown { try await Task.sleep(for: coalescing) }
+                }
                 if let state = shared.takePending() { writeLogging(state) }
             }
         } onCancelOrGracefulShutdown: { [shared] in
