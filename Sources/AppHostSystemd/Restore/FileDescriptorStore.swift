@@ -40,7 +40,8 @@ public struct FileDescriptorStore: Sendable {
 
     /// Replaces the entry with `state`: a memfd sealed against any change, pushed with
     /// `FDSTOREREMOVE=1` then `FDSTORE=1` (`FDPOLL=0`: systemd must not watch a memfd for
-    /// hang-ups), as systemd's own daemons do. Fast enough for the host's loop: no disk is
+    /// hang-ups), as systemd's own daemons do: two datagrams, because systemd 252 given both in
+    /// one keeps nothing (measured under PID 1). Fast enough for the host's loop: no disk is
     /// touched. Does nothing when the tier is off.
     /// - Throws: `Failure` naming the step that failed; the previous entry may be gone then.
     public func keep(_ state: RestorableState) throws(Failure) {
