@@ -111,6 +111,11 @@ extension IntegrationSuites {
                         (record["MESSAGE"] ?? "").contains("starting") && record["WATCHDOG"] == "off"
                     }
                 }
+                // The launch's one write of its restorable state (coalesced for a second after
+                // the launch) is start-up work, not idling: measure once it is on disk.
+                try await daemon.waitUntil("the launch's restorable state on disk") {
+                    FileManager.default.fileExists(atPath: daemon.stateDirectory + "/restorable-state")
+                }
                 // libdispatch on Linux runs a 1 Hz monitor of its worker pool in every process that
                 // uses it (a bare Swift program with one Task shows the same); anything of the
                 // daemon's own, like a 750ms ping, would at least double this.
