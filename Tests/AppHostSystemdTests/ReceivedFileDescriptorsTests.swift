@@ -35,7 +35,7 @@ import Testing
         try #require(returned, "reading an empty pipe blocked")
         let result = await reading.value
         #expect(result.state == nil)
-        #expect(result.warnings == ["restorable state in fd \(pipe.read) (\"apphost-state\") from systemd's fd store ignored: it is a pipe or FIFO, not a regular file (not read)"])
+        #expect(result.warnings == ["restorable state in fd \(pipe.read) (\"apphost-state\") from systemd's fd store ignored: it is a FIFO, not a regular file (not read)"])
         #expect(result.allClosed)
     }
 

@@ -79,7 +79,7 @@ import Testing
         #expect(mkfifo(path, 0o600) == 0)
         let result = restore(files(in: directory))
         #expect(result.state == nil)
-        #expect(result.warnings == ["restorable state in \(path) ignored: it is a pipe or FIFO, not a regular file (not read)"])
+        #expect(result.warnings == ["restorable state in \(path) ignored: it is a FIFO, not a regular file (not read)"])
     }
 
     @Test func aSymbolicLinkInTheFilesPlaceIsNotFollowed() throws {

@@ -1,23 +1,21 @@
 /// CRC-32 (IEEE 802.3, as zlib computes it): tells a whole record (restorable state, an analytics
 /// log frame) from a torn or corrupted one.
 package enum CRC32 {
-    /// `tables[0]` is the classic byte table; `tables[k]` advances a byte's CRC by k more zero
-    /// bytes, so four bytes go in one step with independent lookups ("slicing by 4"): the
-    /// restorable state is checksummed before every request's `STATUS=`.
-    private static let tables: [[UInt32]] = {
+    /// Four tables of 256, one after the other: the classic byte table, then each entry advanced
+    /// by one more zero byte, so four bytes go in one step with independent lookups ("slicing by
+    /// 4"): the restorable state is checksummed before every request's `STATUS=`.
+    private static let table: [UInt32] = {
         let first: [UInt32] = (0..<256).map { index in
             var value = UInt32(index)
             for _ in 0..<8 { value = value & 1 == 1 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
             return value
         }
-        var tables = [first]
-        for _ in 1..<4 {
-            let previous = tables[tables.count - 1]
-            tables.append(previous.map { first[Int($0 & 0xFF)] ^ ($0 >> 8) })
+        var table = first
+        for slice in 1..<4 {
+            table += table[(slice - 1) * 256 ..< slice * 256].map { first[Int($0 & 0xFF)] ^ ($0 >> 8) }
         }
-        return tables
+        return table
     }()
-    private static let flat: [UInt32] = tables.flatMap { $0 }
 
     /// The checksum of `bytes`.
     package static func checksum<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> UInt32 {
@@ -26,7 +24,7 @@ package enum CRC32 {
     }
 
     private static func checksum(contiguous bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
-        flat.withUnsafeBufferPointer { table in
+        table.withUnsafeBufferPointer { table in
             var crc: UInt32 = 0xFFFF_FFFF
             var index = bytes.startIndex
             while bytes.endIndex - index >= 4 {

@@ -44,18 +44,6 @@ final class SessionSecret: Sendable {
     /// the wrong file, and reading it would hold that much memory.
     static let sizeLimit = 64 * 1024
 
-    /// What a file that is not regular is, for the message.
-    static func kind(of mode: mode_t) -> String {
-        switch mode & S_IFMT {
-        case S_IFIFO: "a FIFO"
-        case S_IFCHR: "a character device"
-        case S_IFBLK: "a block device"
-        case S_IFDIR: "a directory"
-        case S_IFSOCK: "a socket"
-        default: "not a regular file"
-        }
-    }
-
     /// Reads the secret at `path`: a regular file owned by the service user (or root) that
     /// group and others cannot read or write. Anything else is refused without blocking: the
     /// open never waits (a FIFO where the file belongs would wait for a writer forever).
@@ -80,7 +68,7 @@ final class SessionSecret: Sendable {
             throw SecretUnavailable(path: path, problem: "cannot be inspected: \(SystemErrorText.reason(errno))", fix: "check the path and its permissions")
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            throw SecretUnavailable(path: path, problem: "is not a regular file (\(Self.kind(of: info.st_mode)))", fix: "point the setting at a file holding the secret")
+            throw SecretUnavailable(path: path, problem: "is not a regular file (\(FileType(rawValue: info.st_mode & S_IFMT).kindDescription))", fix: "point the setting at a file holding the secret")
         }
         guard info.st_size <= Self.sizeLimit else {
             throw SecretUnavailable(path: path, problem: "is \(info.st_size) bytes, more than the \(Self.sizeLimit / 1024) KiB a secret may be", fix: "point the setting at the secret itself (a few bytes to a few KiB)")

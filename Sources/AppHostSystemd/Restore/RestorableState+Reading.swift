@@ -13,7 +13,7 @@ extension RestorableState {
         } catch {
             throw .unreadable(operation: "fstat", code: error.rawValue)
         }
-        guard status.type == .regular else { throw .notRegularFile(kind: Self.kind(of: status.type)) }
+        guard status.type == .regular else { throw .notRegularFile(kind: status.type.kindDescription) }
         if requiringSeals {
             let seals: Int32
             do {
@@ -41,19 +41,6 @@ extension RestorableState {
             try self.init(decoding: bytes)
         } catch {
             throw .format(error)
-        }
-    }
-
-    /// What `fstat` says the file is, as the warning puts it.
-    private static func kind(of type: FileType) -> String {
-        switch type {
-        case .fifo: "a pipe or FIFO"
-        case .socket: "a socket"
-        case .directory: "a directory"
-        case .characterSpecial: "a character device"
-        case .blockSpecial: "a block device"
-        case .symbolicLink: "a symbolic link"
-        default: "a file of type 0o\(String(type.rawValue, radix: 8))"
         }
     }
 }
