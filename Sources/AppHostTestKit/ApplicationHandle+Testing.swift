@@ -28,11 +28,7 @@ extension ApplicationHandle {
         bus: MessageBus = MessageBus(),
         keepRestorableState: (@Sendable ([UInt8]) -> Void)? = nil
     ) -> ApplicationHandle {
-        var sink: (@Sendable (String, [UInt8]) -> Void)?
-        if let keepRestorableState {
-            sink = { _, bytes in keepRestorableState(bytes) }
-        }
-        return ApplicationHandle(
+        ApplicationHandle(
             serviceName: serviceName,
             logger: logger,
             configuration: configuration,
@@ -42,7 +38,7 @@ extension ApplicationHandle {
             isSessionLocked: isSessionLocked,
             stateDirectory: stateDirectory,
             serviceCount: serviceCount,
-            restorableStateSink: sink
+            keepRestorableState: keepRestorableState
         )
     }
 }

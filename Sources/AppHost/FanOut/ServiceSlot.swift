@@ -16,8 +16,10 @@ struct ServiceSlot {
     var backlog: [HookCall] = []
     /// Ends its run loop (which is then cancelled).
     var runLoopStop: AsyncStream<Never>.Continuation?
-    /// The bytes it got back at its launch (`LaunchOptions.restoredState`).
-    var restoredState: [UInt8]?
+    /// What its handles share (name, logger, settings, launch options with its restored bytes).
+    var context: ApplicationHandle.Context
+    /// What it handed to `keepRestorableState(_:)` since the loop last took it.
+    let stagedState: StagedRestorableState
 
     var name: String { descriptor.name }
 

@@ -63,8 +63,8 @@ public final class PluggableApplicationHost: Sendable {
     let inputs: AsyncStream<HostInput>
     let input: AsyncStream<HostInput>.Continuation
     let published: Mutex<Published>
-    /// Bytes services handed over since the loop last took them, by service.
-    let stagedRestorableState = Mutex<[String: [UInt8]]>([:])
+    /// Some service instance staged restorable bytes the loop has not taken yet.
+    let hasStagedRestorableState = Atomic<Bool>(false)
 
     /// A host for `services`, in registration order.
     /// - Throws: `InvalidConfiguration`, one for each service whose name an earlier one has.
@@ -232,13 +232,13 @@ public final class PluggableApplicationHost: Sendable {
         published.withLock { $0.reports }?.yield(report)
     }
 
-    /// Stages a service's bytes for the loop; nudges the loop when nothing was staged before
-    /// (otherwise a nudge is on its way, or the request in progress takes them at its end).
-    func stageRestorableState(_ bytes: [UInt8], of service: String) {
-        let isFirst = stagedRestorableState.withLock { staged in
-            defer { staged[service] = bytes }
-            return staged.isEmpty
+    /// Stages a service instance's bytes for the loop; nudges the loop when nothing was staged
+    /// since it last looked (otherwise a nudge is on its way, or the request in progress takes
+    /// them at its end).
+    func stageRestorableState(_ bytes: [UInt8], in staged: StagedRestorableState) {
+        staged.stage(bytes)
+        if !hasStagedRestorableState.exchange(true, ordering: .acquiringAndReleasing) {
+            input.yield(.restorableStateStaged)
         }
-        if isFirst { input.yield(.restorableStateStaged) }
     }
 }

@@ -118,6 +118,7 @@ extension HostLoop {
         record(result, of: .didUpdateConfiguration, at: index, overruns: &overruns, failures: &failures)
         guard result == .returned(true) else { return false }
         services[index].descriptor = descriptor
+        services[index].context = services[index].context.with(configuration: descriptor.configuration)
         services[index].hookDeadline = descriptor.deadline ?? configuration.hookDeadline
         services[index].launchDeadline = descriptor.launchDeadline ?? configuration.launchDeadline
         return true

@@ -42,16 +42,18 @@ extension HostLoop {
         )
     }
 
-    /// Takes the bytes services staged; they are kept when the request ends.
+    /// Takes the bytes services staged; they are kept when the request ends. In registration
+    /// order, so of two instances of one name (a reload's restart) the newer one wins.
     mutating func takeStagedRestorableState() {
         restorable.hasStaged = false
-        let staged = host.stagedRestorableState.withLock { staged in
-            defer { staged = [:] }
-            return staged
-        }
-        for (service, bytes) in staged where restorable.services[service] != bytes {
-            restorable.services[service] = bytes
-            restorable.isChanged = true
+        guard host.hasStagedRestorableState.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        for index in services.indices {
+            guard let bytes = services[index].stagedState.take() else { continue }
+            let name = services[index].name
+            if restorable.services[name] != bytes {
+                restorable.services[name] = bytes
+                restorable.isChanged = true
+            }
         }
     }
 

@@ -197,7 +197,7 @@ struct HostLoop {
             state: machine.state,
             services: services.isEmpty
                 ? descriptors.map { ServiceHealth(name: $0.name, isRequired: $0.isRequired, condition: .healthy) }
-                : services.map(\.health),
+                : services.map { $0.health },
             lastOverrun: lastOverrun,
             note: note,
             sessionLockReason: machine.isProtectedDataAvailable ? nil : (sessionLockReason ?? "")
@@ -324,25 +324,11 @@ struct HostLoop {
 
     /// The handle a hook of `services[index]` gets now.
     func application(for index: Int, configuration override: ServiceConfiguration? = nil) -> ApplicationHandle {
-        let name = services[index].name
-        let host = self.host
-        var options = launchOptions
-        options?.restoredState = services[index].restoredState
-        var sink: (@Sendable (String, [UInt8]) -> Void)?
-        if configuration.restorableState != nil {
-            sink = { service, bytes in host.stageRestorableState(bytes, of: service) }
-        }
-        return ApplicationHandle(
-            serviceName: name,
-            logger: services[index].logger,
-            configuration: override ?? services[index].descriptor.configuration,
-            bus: bus,
+        ApplicationHandle(
+            context: override.map { services[index].context.with(configuration: $0) } ?? services[index].context,
             state: machine.state,
-            launchOptions: options,
             isSessionLocked: !machine.isProtectedDataAvailable,
-            stateDirectory: configuration.stateDirectory,
-            serviceCount: services.count,
-            restorableStateSink: sink
+            serviceCount: services.count
         )
     }
 
@@ -539,6 +525,17 @@ struct HostLoop {
         nextServiceID += 1
         var logger = self.logger
         logger[metadataKey: "service"] = .string(descriptor.name)
+        // What it kept last: from the previous run at the launch, the newest bytes when a
+        // reload adds it again or restarts it (its old instance's willTerminate included).
+        takeStagedRestorableState()
+        var options = launchOptions
+        options?.restoredState = restorable.services[descriptor.name]
+        let staged = StagedRestorableState()
+        var keep: (@Sendable ([UInt8]) -> Void)?
+        if configuration.restorableState != nil {
+            let host = self.host
+            keep = { host.stageRestorableState($0, in: staged) }
+        }
         var hosted = ServiceSlot(
             id: nextServiceID,
             descriptor: descriptor,
@@ -546,13 +543,14 @@ struct HostLoop {
             logger: logger,
             health: ServiceHealth(name: descriptor.name, isRequired: descriptor.isRequired, condition: .healthy),
             hookDeadline: descriptor.deadline ?? configuration.hookDeadline,
-            launchDeadline: descriptor.launchDeadline ?? configuration.launchDeadline
+            launchDeadline: descriptor.launchDeadline ?? configuration.launchDeadline,
+            context: ApplicationHandle.Context(
+                serviceName: descriptor.name, logger: logger, configuration: descriptor.configuration, bus: bus,
+                launchOptions: options, stateDirectory: configuration.stateDirectory, keepRestorableState: keep
+            ),
+            stagedState: staged
         )
         if let problem { hosted.disable(reason: problem) }
-        // What it kept last: from the previous run at the launch, the newest bytes when a
-        // reload adds it again or restarts it (its old instance's willTerminate included).
-        takeStagedRestorableState()
-        hosted.restoredState = restorable.services[descriptor.name]
         return hosted
     }
 

@@ -6,28 +6,75 @@ import Logging
 /// It plays the part of `UIApplication` in a `UIApplicationDelegate` hook. Each hook gets a fresh
 /// value; the one `run(_:)` gets describes the host when the run loop started.
 public struct ApplicationHandle: Sendable {
-    /// This service's instance name from the config (`logger`, `analytics`, `nightly-backup`).
-    public let serviceName: String
-    /// A logger labelled with the service's name.
-    public let logger: Logger
-    /// This service's own settings section.
-    public let configuration: ServiceConfiguration
-    /// The bus that services talk through.
-    public let bus: MessageBus
+    /// What stays the same for every call to one service instance: the host builds it once per
+    /// instance (again when its settings change), so a hook call copies one reference.
+    package final class Context: Sendable {
+        let serviceName: String
+        let logger: Logger
+        let configuration: ServiceConfiguration
+        let bus: MessageBus
+        let launchOptions: LaunchOptions?
+        let stateDirectory: String?
+        let keepRestorableState: (@Sendable ([UInt8]) -> Void)?
+
+        package init(
+            serviceName: String,
+            logger: Logger,
+            configuration: ServiceConfiguration,
+            bus: MessageBus,
+            launchOptions: LaunchOptions?,
+            stateDirectory: String?,
+            keepRestorableState: (@Sendable ([UInt8]) -> Void)?
+        ) {
+            self.serviceName = serviceName
+            self.logger = logger
+            self.configuration = configuration
+            self.bus = bus
+            self.launchOptions = launchOptions
+            self.stateDirectory = stateDirectory
+            self.keepRestorableState = keepRestorableState
+        }
+
+        /// The same context with other settings (a reload's `didUpdateConfiguration`).
+        func with(configuration: ServiceConfiguration) -> Context {
+            Context(
+                serviceName: serviceName, logger: logger, configuration: configuration, bus: bus,
+                launchOptions: launchOptions, stateDirectory: stateDirectory, keepRestorableState: keepRestorableState
+            )
+        }
+    }
+
+    let context: Context
     /// The host's lifecycle state when this call was made.
     public let state: ApplicationState
-    /// How this run was launched; `nil` before the launch began.
-    public let launchOptions: LaunchOptions?
     /// True while the session is locked (protected data unavailable).
     public let isSessionLocked: Bool
-    /// The state directory the host keeps its files in, if it has one.
-    public let stateDirectory: String?
     /// How many services the host runs, this one included: the count a fan-out to all of them
     /// puts in its `LifecycleEventRecord`.
     public let serviceCount: Int
-    let restorableStateSink: (@Sendable (String, [UInt8]) -> Void)?
 
-    /// A handle with the given values; the host builds one for every hook call.
+    /// This service's instance name from the config (`logger`, `analytics`, `nightly-backup`).
+    public var serviceName: String { context.serviceName }
+    /// A logger labelled with the service's name.
+    public var logger: Logger { context.logger }
+    /// This service's own settings section.
+    public var configuration: ServiceConfiguration { context.configuration }
+    /// The bus that services talk through.
+    public var bus: MessageBus { context.bus }
+    /// How this run was launched; `nil` before the launch began.
+    public var launchOptions: LaunchOptions? { context.launchOptions }
+    /// The state directory the host keeps its files in, if it has one.
+    public var stateDirectory: String? { context.stateDirectory }
+
+    /// A handle on `context` with the host's state now.
+    package init(context: Context, state: ApplicationState, isSessionLocked: Bool, serviceCount: Int) {
+        self.context = context
+        self.state = state
+        self.isSessionLocked = isSessionLocked
+        self.serviceCount = serviceCount
+    }
+
+    /// A handle with the given values (tests and the test kit; the host shares one context).
     package init(
         serviceName: String,
         logger: Logger,
@@ -38,18 +85,17 @@ public struct ApplicationHandle: Sendable {
         isSessionLocked: Bool,
         stateDirectory: String?,
         serviceCount: Int,
-        restorableStateSink: (@Sendable (String, [UInt8]) -> Void)? = nil
+        keepRestorableState: (@Sendable ([UInt8]) -> Void)? = nil
     ) {
-        self.serviceName = serviceName
-        self.logger = logger
-        self.configuration = configuration
-        self.bus = bus
-        self.state = state
-        self.launchOptions = launchOptions
-        self.isSessionLocked = isSessionLocked
-        self.stateDirectory = stateDirectory
-        self.serviceCount = serviceCount
-        self.restorableStateSink = restorableStateSink
+        self.init(
+            context: Context(
+                serviceName: serviceName, logger: logger, configuration: configuration, bus: bus,
+                launchOptions: launchOptions, stateDirectory: stateDirectory, keepRestorableState: keepRestorableState
+            ),
+            state: state,
+            isSessionLocked: isSessionLocked,
+            serviceCount: serviceCount
+        )
     }
 
     /// Hands the host bytes to give back at this service's next launch, in
@@ -61,6 +107,6 @@ public struct ApplicationHandle: Sendable {
     /// secrets: the bytes outlive the process in memory and in a file. Without a restorable-state
     /// storage (see `PluggableApplicationHost.Configuration`) they are dropped.
     public func keepRestorableState(_ bytes: [UInt8]) {
-        restorableStateSink?(serviceName, bytes)
+        context.keepRestorableState?(bytes)
     }
 }
