@@ -37,30 +37,33 @@ final class HookRun: Sendable {
 
     /// The run's body, in a child task of the host.
     func perform(answers: AsyncStream<HostInput>.Continuation) async {
+        var startedAt = ContinuousClock.now
+        let began = progress.withLock { progress -> Bool in
+            guard progress.handedOverAt == nil, !calls.isEmpty else { return false }
+            progress.startedAt = startedAt
+            return true
+        }
+        guard began || calls.isEmpty else { return }
         for index in calls.indices {
-            let startedAt = ContinuousClock.now
-            let began = progress.withLock { progress -> Bool in
-                guard progress.handedOverAt == nil else { return false }
-                progress.position = index
-                progress.startedAt = startedAt
-                return true
-            }
-            guard began else { return }
             let result = await calls[index].perform()
+            let endedAt = ContinuousClock.now
+            // Records the answer and starts the next call in one step: a call ends when the
+            // next one starts (one clock read and one lock per call).
             let isOwn = progress.withLock { progress -> Bool in
                 guard progress.handedOverAt == nil else { return false }
                 // A call that answered after its deadline overran, even when the loop's timer
                 // had no thread to wake on before the answer came (a starved pool).
-                let overran = ContinuousClock.now - startedAt > calls[index].deadline
+                let overran = endedAt - startedAt > calls[index].deadline
                 progress.results[index] = overran ? .overran(calls[index].deadline) : result
-                progress.startedAt = nil
                 progress.position = index + 1
+                progress.startedAt = index + 1 < calls.count ? endedAt : nil
                 return true
             }
             guard isOwn else {
                 answers.yield(.lateAnswer(serviceID: calls[index].serviceID, hook: calls[index].hook.name, result))
                 return
             }
+            startedAt = endedAt
         }
         answers.yield(.runFinished(token: token))
     }

@@ -14,23 +14,24 @@ extension RestorableState {
     /// The bytes a storage keeps: a header (magic `AHRS`, format version, generation, payload
     /// length), the payload, and a CRC-32 of everything before it. Little-endian throughout.
     public func encoded() -> [UInt8] {
-        var payload: [UInt8] = []
-        payload.append(isInBackground ? 1 : 0)
-        payload.append(isSessionLocked ? 1 : 0)
-        payload.appendField(Array(sessionLockReason.utf8))
-        payload.appendInteger(UInt32(services.count))
-        payload.reserveCapacity(encodedSize)
-        // In name order: the same state always makes the same bytes.
-        for (name, bytes) in services.sorted(by: { $0.key < $1.key }) {
-            payload.appendField(Array(name.utf8))
-            payload.appendField(bytes)
-        }
-        var bytes = Self.magic
-        bytes.reserveCapacity(Self.headerSize + payload.count + 4)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(encodedSize)
+        bytes += Self.magic
         bytes.append(Self.formatVersion)
         bytes.appendInteger(generation)
-        bytes.appendInteger(UInt32(payload.count))
-        bytes += payload
+        let payloadSizePosition = bytes.count
+        bytes.appendInteger(UInt32(0))
+        let payloadStart = bytes.count
+        bytes.append(isInBackground ? 1 : 0)
+        bytes.append(isSessionLocked ? 1 : 0)
+        bytes.appendField(sessionLockReason.utf8)
+        bytes.appendInteger(UInt32(services.count))
+        // In name order: the same state always makes the same bytes.
+        for (name, field) in services.sorted(by: { $0.key < $1.key }) {
+            bytes.appendField(name.utf8)
+            bytes.appendField(field)
+        }
+        bytes.setInteger(UInt32(bytes.count - payloadStart), at: payloadSizePosition)
         bytes.appendInteger(CRC32.checksum(bytes))
         return bytes
     }
@@ -102,11 +103,15 @@ private struct ByteReader {
 
 extension [UInt8] {
     fileprivate mutating func appendInteger<T: FixedWidthInteger>(_ value: T) {
-        for shift in stride(from: 0, to: T.bitWidth, by: 8) { append(UInt8(truncatingIfNeeded: value >> shift)) }
+        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
     }
 
-    fileprivate mutating func appendField(_ field: [UInt8]) {
+    fileprivate mutating func setInteger<T: FixedWidthInteger>(_ value: T, at position: Int) {
+        Swift.withUnsafeBytes(of: value.littleEndian) { replaceSubrange(position..<(position + $0.count), with: $0) }
+    }
+
+    fileprivate mutating func appendField<Field: Collection<UInt8>>(_ field: Field) {
         appendInteger(UInt32(field.count))
-        self += field
+        append(contentsOf: field)
     }
 }

@@ -36,6 +36,13 @@ public struct SystemdNotifyService: Service {
     /// Forwards reports until the host's run ended (a graceful shutdown does not cut it short, so
     /// the last status still goes out), then waits for its turn to shut down.
     public func run() async {
+        guard conditions.contains(where: { !$0.isReady }) else {
+            // Nothing to wait for: the reports go straight out, without a relay task between
+            // (one task hop less on every request's way to STATUS=).
+            await forward(reports.map { Input.report($0) })
+            try? await gracefulShutdown()
+            return
+        }
         let (inputs, input) = AsyncStream<Input>.makeStream()
         await withDiscardingTaskGroup { group in
             group.addTask {
@@ -54,7 +61,7 @@ public struct SystemdNotifyService: Service {
         try? await gracefulShutdown()
     }
 
-    private func forward(_ inputs: AsyncStream<Input>) async {
+    private func forward<Inputs: AsyncSequence<Input, Never>>(_ inputs: Inputs) async {
         // `EXTEND_TIMEOUT_USEC=` for each of a thousand services would be a thousand datagrams:
         // one is sent when the last one is a second old, or when the next step may take longer
         // than the last one allowed for.

@@ -14,7 +14,10 @@ public struct FileDescriptorStore: Sendable {
 
     /// The entry's name (`FDNAME=`): how `$LISTEN_FDNAMES` calls it at the next start.
     public let name: String
-    let notifier: SystemdNotifier
+    /// The socket the pushes go through; nil without a usable `$NOTIFY_SOCKET`.
+    let socket: NotifyDatagramSocket?
+    /// Why there is no socket although `$NOTIFY_SOCKET` is set (`socket(2)` failed).
+    let socketFailure: Errno?
     /// `$FDSTORE` (systemd 254+): how many fds the unit's store holds; nil on older systemd,
     /// which does not say.
     let limit: Int?
@@ -24,13 +27,23 @@ public struct FileDescriptorStore: Sendable {
     public init(name: String = defaultName, environment: [String: String] = ProcessEnvironment.current) {
         precondition(Self.isValidName(name), "\"\(name)\" is not a valid FDNAME: printable ASCII without \":\", 1 to 255 characters")
         self.name = name
-        self.notifier = SystemdNotifier(environment: environment)
         self.limit = environment["FDSTORE"].flatMap { Int($0) }
+        var socket: NotifyDatagramSocket?
+        var failure: Errno?
+        if let value = environment["NOTIFY_SOCKET"], let address = NotifySocketAddress(value) {
+            do {
+                socket = try NotifyDatagramSocket(address: address)
+            } catch {
+                failure = error
+            }
+        }
+        self.socket = socket
+        self.socketFailure = failure
     }
 
     /// Whether `keep` reaches systemd: `$NOTIFY_SOCKET` is set to a usable address, and the
     /// store is not known to be off (`$FDSTORE=0` on systemd 254+).
-    public var isEnabled: Bool { notifier.isEnabled && limit != 0 }
+    public var isEnabled: Bool { (socket != nil || socketFailure != nil) && limit != 0 }
 
     /// Whether systemd takes `name` as an `FDNAME=`: printable ASCII without `:` (the separator
     /// of `$LISTEN_FDNAMES`), 1 to 255 characters.
@@ -46,6 +59,7 @@ public struct FileDescriptorStore: Sendable {
     /// - Throws: `Failure` naming the step that failed; the previous entry may be gone then.
     public func keep(_ state: RestorableState) throws(Failure) {
         guard isEnabled else { return }
+        guard let socket else { throw Failure(name: name, operation: "socket", code: (socketFailure ?? .badFileDescriptor).rawValue) }
         let memory: FileDescriptor
         do {
             memory = try FileDescriptor.sealableMemoryFile(named: name)
@@ -64,12 +78,12 @@ public struct FileDescriptorStore: Sendable {
             throw Failure(name: name, operation: "F_ADD_SEALS", code: error.rawValue)
         }
         do {
-            try notifier.send([("FDSTOREREMOVE", "1"), ("FDNAME", name)], passing: [])
+            try socket.send([("FDSTOREREMOVE", "1"), ("FDNAME", name)], passing: [])
         } catch {
             throw Failure(name: name, operation: "FDSTOREREMOVE", code: error.rawValue)
         }
         do {
-            try notifier.send([("FDSTORE", "1"), ("FDNAME", name), ("FDPOLL", "0")], passing: [memory])
+            try socket.send([("FDSTORE", "1"), ("FDNAME", name), ("FDPOLL", "0")], passing: [memory])
         } catch {
             throw Failure(name: name, operation: "FDSTORE", code: error.rawValue)
         }
@@ -77,7 +91,7 @@ public struct FileDescriptorStore: Sendable {
 
     /// What the daemon's start-up log says about the tier.
     public var summary: String {
-        if !notifier.isEnabled { return "off (no $NOTIFY_SOCKET)" }
+        if socket == nil, socketFailure == nil { return "off (no $NOTIFY_SOCKET)" }
         if limit == 0 { return "off ($FDSTORE=0: the unit has no FileDescriptorStoreMax=)" }
         return "systemd fd store, entry \(name)" + (limit.map { ", room for \($0)" } ?? "")
     }
@@ -86,7 +100,8 @@ public struct FileDescriptorStore: Sendable {
     public struct Failure: Error, Sendable, CustomStringConvertible {
         /// The entry's name.
         public let name: String
-        /// The step that failed: `memfd_create`, `write`, `F_ADD_SEALS`, `FDSTOREREMOVE` or `FDSTORE`.
+        /// The step that failed: `socket`, `memfd_create`, `write`, `F_ADD_SEALS`,
+        /// `FDSTOREREMOVE` or `FDSTORE`.
         public let operation: String
         /// The errno value.
         public let code: Int32
