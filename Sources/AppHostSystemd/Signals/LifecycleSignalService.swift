@@ -40,12 +40,19 @@ public struct LifecycleSignalService: Service {
     /// Turns signals into host requests until the group shuts down.
     public func run() async {
         defer { source.close() }
-        await withDiscardingTaskGroup { requests in
-            for await signal in source.signals.cancelOnGracefulShutdown() {
-                // Immediate: the request is queued before the next signal is read, so requests
-                // keep signal order, and none waits for the one before it.
-                requests.addImmediateTask { await handle(signal) }
+        // A graceful shutdown closes the source, which ends the stream. (Merging the stream with
+        // the shutdown sequence, as `cancelOnGracefulShutdown()` does, relays every signal
+        // through one more task on its way to the host.)
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { requests in
+                for await signal in source.signals {
+                    // Immediate: the request is queued before the next signal is read, so
+                    // requests keep signal order, and none waits for the one before it.
+                    requests.addImmediateTask { await handle(signal) }
+                }
             }
+        } onGracefulShutdown: {
+            source.close()
         }
     }
 
