@@ -65,6 +65,8 @@ public final class PluggableApplicationHost: Sendable {
     let published: Mutex<Published>
     /// Some service instance staged restorable bytes the loop has not taken yet.
     let hasStagedRestorableState = Atomic<Bool>(false)
+    /// The loop waits for input outside any request (`HostLoop.nextIdleInput`).
+    let isLoopIdle = Atomic<Bool>(false)
 
     /// A host for `services`, in registration order.
     /// - Throws: `InvalidConfiguration`, one for each service whose name an earlier one has.
@@ -232,12 +234,14 @@ public final class PluggableApplicationHost: Sendable {
         published.withLock { $0.reports }?.yield(report)
     }
 
-    /// Stages a service instance's bytes for the loop; nudges the loop when nothing was staged
-    /// since it last looked (otherwise a nudge is on its way, or the request in progress takes
-    /// them at its end).
+    /// Stages a service instance's bytes for the loop. Nudges the loop only when it is idle and
+    /// nothing was staged since it last looked: a request in progress takes them at its end, and
+    /// a loop that goes idle looks at the flag first (`HostLoop.nextIdleInput`).
     func stageRestorableState(_ bytes: [UInt8], in staged: StagedRestorableState) {
         staged.stage(bytes)
-        if !hasStagedRestorableState.exchange(true, ordering: .acquiringAndReleasing) {
+        if !hasStagedRestorableState.exchange(true, ordering: .sequentiallyConsistent),
+            isLoopIdle.load(ordering: .sequentiallyConsistent)
+        {
             input.yield(.restorableStateStaged)
         }
     }

@@ -9,10 +9,9 @@ enum HostInput: Sendable {
     /// A service published a session lock change on the bus (synchronously, from its hook or
     /// run loop): handled within the request in progress, or as a request of its own.
     case sessionLockChanged(SessionLockDidChange)
-    /// Services handed the host bytes to keep (`ApplicationHandle.keepRestorableState(_:)`),
-    /// staged in `PluggableApplicationHost.stagedRestorableState`: one nudge per batch, so a
-    /// fan-out in which every service keeps bytes wakes the loop once, not once per service.
-    /// Kept at the end of the request in progress, or as a request of its own.
+    /// Services handed the host bytes to keep (`ApplicationHandle.keepRestorableState(_:)`)
+    /// while the loop was idle: one nudge per batch. Bytes kept during a request send none;
+    /// the request keeps them at its end.
     case restorableStateStaged
     /// A deadline timer armed for this instant fired.
     case deadline(ContinuousClock.Instant)

@@ -46,7 +46,7 @@ extension HostLoop {
     /// order, so of two instances of one name (a reload's restart) the newer one wins.
     mutating func takeStagedRestorableState() {
         restorable.hasStaged = false
-        guard host.hasStagedRestorableState.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        guard host.hasStagedRestorableState.exchange(false, ordering: .sequentiallyConsistent) else { return }
         for index in services.indices {
             guard let bytes = services[index].stagedState.take() else { continue }
             let name = services[index].name

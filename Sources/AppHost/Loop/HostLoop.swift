@@ -67,7 +67,7 @@ struct HostLoop {
                     await terminate(group: &group)
                 } else if !queue.isEmpty {
                     await handle(queue.removeFirst(), group: &group)
-                } else if let input = await nextInput() {
+                } else if let input = await nextIdleInput() {
                     _ = take(input, group: &group)
                     // A lock change or restorable bytes outside any request: a request of its own.
                     if !sessionLockChanges.isEmpty || restorable.hasStaged { await finishRequest(group: &group) }
@@ -419,9 +419,7 @@ struct HostLoop {
         case .sessionLockChanged(let change):
             sessionLockChanges.append(change)
         case .restorableStateStaged:
-            // Taken when the request ends (finishRequest), so a fan-out in which every service
-            // keeps bytes nudges once: until then the staged bytes are not taken, and staging
-            // more sends no new nudge.
+            // Bytes kept while the loop was idle: the run loop keeps them as a request of its own.
             restorable.hasStaged = true
         case .deadline(let wake):
             timerWakes.removeAll { $0 == wake }
@@ -438,6 +436,17 @@ struct HostLoop {
             return nil
         }
         return input
+    }
+
+    /// The next input while no request is in progress. Only while the loop waits here do
+    /// services' restorable bytes nudge it (`PluggableApplicationHost.stageRestorableState`):
+    /// during a request they wait for its end, without waking the loop for nothing.
+    mutating func nextIdleInput() async -> HostInput? {
+        host.isLoopIdle.store(true, ordering: .sequentiallyConsistent)
+        defer { host.isLoopIdle.store(false, ordering: .sequentiallyConsistent) }
+        // Staged before the loop came here: no nudge was sent for them.
+        if host.hasStagedRestorableState.load(ordering: .sequentiallyConsistent) { return .restorableStateStaged }
+        return await nextInput()
     }
 
     /// Wakes the loop at `instant` unless an earlier wake is pending.
