@@ -13,10 +13,11 @@ public struct HostStatus: Sendable, Hashable, CustomStringConvertible {
 
     /// `active · 4 services · analytics overran applicationDidEnterBackground (5s)`.
     public var description: String {
-        let enabled = services.filter(\.isEnabled).count
+        let enabled = services.count { $0.isEnabled }
         var parts = [state.rawValue, enabled == 1 ? "1 service" : "\(enabled) services"]
-        let disabled = services.filter { !$0.isEnabled }.map(\.name)
-        if !disabled.isEmpty { parts.append("disabled: " + disabled.joined(separator: ", ")) }
+        if enabled < services.count {
+            parts.append("disabled: " + services.lazy.filter { !$0.isEnabled }.map(\.name).joined(separator: ", "))
+        }
         if let lastOverrun { parts.append(lastOverrun.description) }
         if let sessionLockReason {
             parts.append(sessionLockReason.isEmpty ? "session locked" : "session locked (\(sessionLockReason))")

@@ -49,9 +49,7 @@ extension HostLoop {
         guard host.hasStagedRestorableState.exchange(false, ordering: .sequentiallyConsistent) else { return }
         for index in services.indices {
             guard let bytes = services[index].stagedState.take() else { continue }
-            let name = services[index].name
-            if restorable.services[name] != bytes {
-                restorable.services[name] = bytes
+            if restorable.services.updateValue(bytes, forKey: services[index].name) != bytes {
                 restorable.isChanged = true
             }
         }

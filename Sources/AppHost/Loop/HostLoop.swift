@@ -15,7 +15,13 @@ struct HostLoop {
 
     var machine = LifecycleStateMachine()
     var descriptors: [ServiceDescriptor]
-    var services: [ServiceSlot] = []
+    var services: [ServiceSlot] = [] {
+        didSet { serviceHealth = nil }
+    }
+    /// `services`' health as the last status listed it; nil once `services` changed. A request
+    /// that changes no service's health reuses the list, and its status compares equal to the
+    /// last one without comparing each service.
+    var serviceHealth: [ServiceHealth]?
     var nextServiceID = 0
     var nextToken = 0
     /// Runs of calls queued behind a late hook, by token: whose they are.
@@ -162,6 +168,7 @@ struct HostLoop {
         guard !isTerminateRequested else { return }
         keepRestorableState()
         defer { persistRestorableState(always: persist) }
+        if serviceHealth == nil, !services.isEmpty { serviceHealth = services.map { $0.health } }
         let current = status
         host.publish(status: current)
         if ready {
@@ -197,7 +204,7 @@ struct HostLoop {
             state: machine.state,
             services: services.isEmpty
                 ? descriptors.map { ServiceHealth(name: $0.name, isRequired: $0.isRequired, condition: .healthy) }
-                : services.map { $0.health },
+                : serviceHealth ?? services.map { $0.health },
             lastOverrun: lastOverrun,
             note: note,
             sessionLockReason: machine.isProtectedDataAvailable ? nil : (sessionLockReason ?? "")
