@@ -2,10 +2,11 @@
 struct HookCall: Sendable {
     /// Which hook, with its arguments.
     enum Hook: Sendable {
-        case willFinishLaunching(LaunchOptions)
-        case didFinishLaunching(LaunchOptions)
+        // Boxed: a fan-out copies its calls, and most of them carry only an event.
+        indirect case willFinishLaunching(LaunchOptions)
+        indirect case didFinishLaunching(LaunchOptions)
         case event(LifecycleEvent)
-        case didUpdateConfiguration(ServiceConfiguration)
+        indirect case didUpdateConfiguration(ServiceConfiguration)
 
         var name: String {
             switch self {

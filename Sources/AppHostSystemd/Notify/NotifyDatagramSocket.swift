@@ -25,16 +25,14 @@ final class NotifyDatagramSocket: Sendable {
         try? socket.close()
     }
 
-    /// Sends one datagram of `fields` (`KEY=value` lines) carrying `descriptors` (SCM_RIGHTS).
+    /// Sends one datagram, `payload` (`KEY=value` lines, see `SystemdNotifier.datagram`),
+    /// carrying `descriptor` if given (SCM_RIGHTS).
     /// - Throws: the errno of `sendmsg`.
-    func send(_ fields: [(String, String)], passing descriptors: [FileDescriptor]) throws(Errno) {
-        let payload = Array(SystemdNotifier.datagram(fields).utf8)
-        let fds = descriptors.map(\.rawValue)
+    func send(_ payload: [UInt8], passing descriptor: FileDescriptor? = nil) throws(Errno) {
+        var fd = descriptor?.rawValue ?? -1
         let sent = address.withSocketAddress { address, length in
             payload.withUnsafeBytes { bytes in
-                fds.withUnsafeBufferPointer { fds in
-                    apphost_send_with_fds(socket.rawValue, address, length, bytes.baseAddress, bytes.count, fds.baseAddress, Int32(fds.count))
-                }
+                apphost_send_with_fds(socket.rawValue, address, length, bytes.baseAddress, bytes.count, &fd, descriptor == nil ? 0 : 1)
             }
         }
         if sent < 0 { throw Errno(rawValue: Int32(-sent)) }

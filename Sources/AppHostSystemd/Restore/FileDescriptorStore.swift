@@ -18,6 +18,9 @@ public struct FileDescriptorStore: Sendable {
     let socket: NotifyDatagramSocket?
     /// Why there is no socket although `$NOTIFY_SOCKET` is set (`socket(2)` failed).
     let socketFailure: Errno?
+    /// The push's two datagrams, the same every time.
+    let removeDatagram: [UInt8]
+    let storeDatagram: [UInt8]
     /// `$FDSTORE` (systemd 254+): how many fds the unit's store holds; nil on older systemd,
     /// which does not say.
     let limit: Int?
@@ -39,6 +42,8 @@ public struct FileDescriptorStore: Sendable {
         }
         self.socket = socket
         self.socketFailure = failure
+        self.removeDatagram = Array(SystemdNotifier.datagram([("FDSTOREREMOVE", "1"), ("FDNAME", name)]).utf8)
+        self.storeDatagram = Array(SystemdNotifier.datagram([("FDSTORE", "1"), ("FDNAME", name), ("FDPOLL", "0")]).utf8)
     }
 
     /// Whether `keep` reaches systemd: `$NOTIFY_SOCKET` is set to a usable address, and the
@@ -78,12 +83,12 @@ public struct FileDescriptorStore: Sendable {
             throw Failure(name: name, operation: "F_ADD_SEALS", code: error.rawValue)
         }
         do {
-            try socket.send([("FDSTOREREMOVE", "1"), ("FDNAME", name)], passing: [])
+            try socket.send(removeDatagram)
         } catch {
             throw Failure(name: name, operation: "FDSTOREREMOVE", code: error.rawValue)
         }
         do {
-            try socket.send([("FDSTORE", "1"), ("FDNAME", name), ("FDPOLL", "0")], passing: [memory])
+            try socket.send(storeDatagram, passing: memory)
         } catch {
             throw Failure(name: name, operation: "FDSTORE", code: error.rawValue)
         }
