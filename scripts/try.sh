@@ -61,6 +61,7 @@ Type=notify
 NotifyAccess=main
 ExecStart=$binary run --config $root/config/apphostd.yaml
 ExecReload=$binary reload --config $root/config/apphostd.yaml
+ExecStopPost=-$binary record-exit --config $root/config/apphostd.yaml
 TimeoutStartSec=90s
 TimeoutStopSec=30s
 WatchdogSec=30s

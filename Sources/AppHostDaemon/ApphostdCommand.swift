@@ -5,7 +5,8 @@ import CApphostdPrelude
 import Glibc
 import Synchronization
 
-/// The apphostd command line: `run` (the default), `check`, `reload`, `services`, `analytics`.
+/// The apphostd command line: `run` (the default), `check`, `reload`, `services`, `analytics`,
+/// `record-exit`.
 ///
 /// An executable with services of its own runs the same daemon with
 /// `ApphostdCommand.main(registry:)`.
@@ -48,6 +49,8 @@ public enum ApphostdCommand {
             return AnalyticsCommand(json: json, config: config, stateDirectory: stateDirectory).run()
         case .reload(let pid, let config, let stateDirectory):
             return ReloadCommand(pid: pid, config: config, stateDirectory: stateDirectory).run()
+        case .recordExit(let config, let stateDirectory):
+            return RecordExitCommand(config: config, stateDirectory: stateDirectory, environment: ProcessEnvironment.current).run()
         case .help(let subcommand):
             print(DaemonCommand.help(for: subcommand, identity: identity()), terminator: "")
             return .clean

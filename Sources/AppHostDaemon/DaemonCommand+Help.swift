@@ -14,8 +14,9 @@ extension DaemonCommand {
         system's PSI file (/proc/pressure/memory).
 
         Exit codes: 0 clean exit, 1 launch failed, 64 wrong command line,
-        75 state directory in use by another daemon (EX_TEMPFAIL), 78 bad config
-        (EX_CONFIG).
+        65 record-exit given values systemd never writes (EX_DATAERR), 73 a file
+        could not be written (EX_CANTCREAT), 75 state directory in use by another
+        daemon (EX_TEMPFAIL), 78 bad config (EX_CONFIG).
         """
     }
 

@@ -75,6 +75,8 @@ extension DaemonCommand {
             return .analytics(json: values[Option.json.name] != nil, config: config, stateDirectory: values[Option.stateDirectory.name])
         case .reload:
             return .reload(pid: values[Option.pid.name], config: config, stateDirectory: values[Option.stateDirectory.name])
+        case .recordExit:
+            return .recordExit(config: config, stateDirectory: values[Option.stateDirectory.name])
         }
     }
 

@@ -14,6 +14,9 @@ enum DaemonCommand: Equatable, Sendable {
     case analytics(json: Bool, config: String?, stateDirectory: String?)
     /// `reload`: SIGHUPs the running daemon and waits for its answer (for `ExecReload=`).
     case reload(pid: String?, config: String?, stateDirectory: String?)
+    /// `record-exit`: records why the daemon's process ended, for its next launch (for
+    /// `ExecStopPost=`).
+    case recordExit(config: String?, stateDirectory: String?)
     /// `--help`, `-h` or `help [SUBCOMMAND]`: help for a subcommand, or for the command (nil).
     case help(Subcommand?)
     /// `--version`.
@@ -22,6 +25,7 @@ enum DaemonCommand: Equatable, Sendable {
     /// The subcommands, by the name typed.
     enum Subcommand: String, CaseIterable, Sendable {
         case run, check, reload, services, analytics
+        case recordExit = "record-exit"
 
         /// One line for the subcommand list.
         var abstract: String {
@@ -31,6 +35,7 @@ enum DaemonCommand: Equatable, Sendable {
             case .reload: "Reload the running daemon's config (SIGHUP) and wait for its answer: exit 0 when applied, 78 when refused (for ExecReload=)."
             case .services: "List the service types this daemon can run."
             case .analytics: "Print the usage report from the state directory (a table, or JSON with --json)."
+            case .recordExit: "Record why the daemon's process ended, from systemd's $SERVICE_RESULT, $EXIT_CODE and $EXIT_STATUS, for its next launch (for ExecStopPost=)."
             }
         }
 
@@ -41,6 +46,7 @@ enum DaemonCommand: Equatable, Sendable {
             case .services: []
             case .analytics: [.json, .config, .stateDirectory]
             case .reload: [.pid, .config, .stateDirectory]
+            case .recordExit: [.config, .stateDirectory]
             }
         }
     }

@@ -5,7 +5,14 @@ enum ExitStatus: Int32, Sendable, Error {
     /// A required service failed to launch, or the daemon could not set itself up.
     case launchFailed = 1
     /// The command line is wrong (sysexits.h EX_USAGE): the message says what to change.
+    /// `record-exit` also says so when systemd's variables are not set: it was not run from
+    /// `ExecStopPost=`.
     case usage = 64
+    /// Input that is not what it should be (sysexits.h EX_DATAERR): `record-exit` given values
+    /// systemd never writes. Nothing was recorded.
+    case badInput = 65
+    /// A file could not be written (sysexits.h EX_CANTCREAT): the message names it.
+    case cannotWrite = 73
     /// The state directory belongs to another running daemon (sysexits.h EX_TEMPFAIL): it may
     /// be free after that one stops.
     case stateDirectoryInUse = 75

@@ -7,17 +7,19 @@ extension LaunchOptions {
     }
 
     /// Launch options for a test's `launchCount`-th launch (a restore after the first) after a
-    /// previous run that ended `previousExit`.
+    /// previous run that ended `previousExit`, for `previousExitCause` if given.
     public static func testing(
         launchCount: Int,
         previousExit: PreviousExit,
+        previousExitCause: ExitCause? = nil,
         installationID: InstallationID = InstallationID()
     ) -> LaunchOptions {
         LaunchOptions(
             kind: launchCount <= 1 ? .firstLaunch : .restore,
             launchCount: launchCount,
             installationID: installationID,
-            previousExit: previousExit
+            previousExit: previousExit,
+            previousExitCause: previousExitCause
         )
     }
 }

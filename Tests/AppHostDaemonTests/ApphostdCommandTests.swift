@@ -46,12 +46,12 @@ struct ApphostdCommandTests {
             (["run", "run"], "unexpected argument 'run'", .run),
             (["--cnfig", "a.yaml"], "unknown option '--cnfig' for run (did you mean '--config'?)", .run),
             (["-c=a.yaml"], "unknown option '-c=a.yaml' for run", .run),
-            (["a.yaml"], "unknown subcommand 'a.yaml' (subcommands: run, check, reload, services, analytics)", nil),
+            (["a.yaml"], "unknown subcommand 'a.yaml' (subcommands: run, check, reload, services, analytics, record-exit)", nil),
             (["chek"], "unknown subcommand 'chek' (did you mean 'check'?)", nil),
             (["services", "--config", "a.yaml"], "unknown option '--config' for services", .services),
             (["analytics", "--json=yes"], "--json takes no value", .analytics),
             (["check", "--version"], "unknown option '--version' for check", .check),
-            (["help", "nope"], "unknown subcommand 'nope' (subcommands: run, check, reload, services, analytics)", nil),
+            (["help", "nope"], "unknown subcommand 'nope' (subcommands: run, check, reload, services, analytics, record-exit)", nil),
         ] as [([String], String, DaemonCommand.Subcommand?)]
     )
     func usageErrors(arguments: [String], message: String, subcommand: DaemonCommand.Subcommand?) {

@@ -66,6 +66,7 @@ struct AnalyticsServiceTests {
         #expect(after.firstLaunches == 1)
         #expect(after.cleanPreviousExits == 2)
         #expect(after.uncleanPreviousExits == 1)
+        #expect(after.exitsByCause == ["clean": 2, "unknown": 1], "outside systemd only clean and unknown exist")
         #expect(after.terminations == 3)
     }
 
@@ -216,13 +217,18 @@ struct AnalyticsServiceTests {
         report.apply(AnalyticsEvent(seq: 1, kind: .launch, first: true, previousExit: "none"))
         report.apply(AnalyticsEvent(seq: 2, kind: .background))
         report.apply(AnalyticsEvent(seq: 3, kind: .foregroundTime, seconds: 3725))
+        report.apply(AnalyticsEvent(seq: 4, kind: .launch, previousExit: "unclean", exitCause: "signal KILL"))
+        report.apply(AnalyticsEvent(seq: 5, kind: .launch, previousExit: "unclean", exitCause: "watchdog"))
+        report.apply(AnalyticsEvent(seq: 6, kind: .launch, previousExit: "unclean", exitCause: "signal KILL"))
         let table = report.renderTable()
+        #expect(table.contains("signal KILL 2, watchdog 1"), "\(table)")
         #expect(table.contains("launches"))
         #expect(table.contains("1h 2m 5s"))
         #expect(table.contains("1 (1 to background, 0 to foreground)"))
         let json = report.renderJSON()
         let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
-        #expect(object?["launches"] as? Int == 1)
+        #expect(object?["launches"] as? Int == 4)
+        #expect(object?["exitsByCause"] as? [String: Int] == ["signal KILL": 2, "watchdog": 1])
         #expect(object?["transitions"] as? Int == 1)
         #expect(object?["foregroundSeconds"] as? Double == 3725)
         #expect(try AnalyticsReport(json: JSONValue(parsing: Array(json.utf8))) == report)

@@ -41,12 +41,13 @@ private final class Tally: ApplicationService {
 /// Says how the previous run ended, as the daemon's state files would.
 private struct PreviousRun: LaunchStateStorage {
     let exit: LaunchOptions.PreviousExit
-    func beginLaunch() throws -> LaunchOptions { .testing(launchCount: 2, previousExit: exit) }
+    var cause: ExitCause?
+    func beginLaunch() throws -> LaunchOptions { .testing(launchCount: 2, previousExit: exit, previousExitCause: cause) }
     func markCleanExit(of options: LaunchOptions) throws -> String? { nil }
 }
 
-private func configuration(_ storage: InMemoryRestorableStateStorage, previousExit: LaunchOptions.PreviousExit = .clean) -> PluggableApplicationHost.Configuration {
-    .init(hookDeadline: .seconds(5), launchDeadline: .seconds(5), terminateDeadline: .seconds(5), launchState: PreviousRun(exit: previousExit), restorableState: storage)
+private func configuration(_ storage: InMemoryRestorableStateStorage, previousExit: LaunchOptions.PreviousExit = .clean, cause: ExitCause? = nil) -> PluggableApplicationHost.Configuration {
+    .init(hookDeadline: .seconds(5), launchDeadline: .seconds(5), terminateDeadline: .seconds(5), launchState: PreviousRun(exit: previousExit, cause: cause), restorableState: storage)
 }
 
 @Suite struct RestorableStateTests {
@@ -112,14 +113,16 @@ private func configuration(_ storage: InMemoryRestorableStateStorage, previousEx
     @Test func anUncleanExitInTheBackgroundLaunchesIntoTheBackgroundWithTheSessionLocked() async throws {
         let tally = Tally()
         let storage = InMemoryRestorableStateStorage(services: ["tally": [2]], isInBackground: true, isSessionLocked: true, sessionLockReason: "entered background")
-        try await withTestHost([ServiceDescriptor(name: "tally", service: tally)], configuration: configuration(storage, previousExit: .unclean)) { host in
+        try await withTestHost([ServiceDescriptor(name: "tally", service: tally)], configuration: configuration(storage, previousExit: .unclean, cause: .watchdog)) { host in
             let options = try await host.launched()
+            #expect(options.previousExitCause == .watchdog)
+            #expect(host.logs.messages.contains("launch 2; the previous run ended: watchdog"))
             #expect(options.launchesIntoBackground)
             #expect(host.state == .background)
             #expect(host.events(of: "tally") == [.willFinishLaunching, .didFinishLaunching, .didEnterBackground])
             #expect(tally.lockedAtLaunch.withLock { $0 } == true, "a locked session stays locked: no secret read at launch")
             #expect(host.status.sessionLockReason == "entered background")
-            #expect(host.logs.messages.contains { $0.contains("restored after an unclean exit: background, session locked") })
+            #expect(host.logs.messages.contains { $0.contains("restored after an unclean exit (watchdog): background, session locked") })
             try await host.enterForeground()
             #expect(host.events(of: "tally").suffix(2) == [.willEnterForeground, .didBecomeActive])
         }

@@ -338,7 +338,7 @@ extension IntegrationSuites {
             try await Self.killAndAwaitRestart(system, "restarted into the background, session locked", Self.isBackgroundAndLocked)
             let invocation = try await Self.invocation(system)
             try await Self.waitForJournal(system, "the restore line", matches: ["_SYSTEMD_INVOCATION_ID=\(invocation)"], after: cursor) {
-                $0["MESSAGE"]?.hasPrefix("restored after an unclean exit: background, session locked") == true
+                $0["MESSAGE"]?.hasPrefix("restored after an unclean exit (signal KILL): background, session locked") == true
             }
             var after = onDisk
             let counted = try await Poll.until(timeout: .seconds(15), interval: .milliseconds(100)) {
@@ -411,6 +411,71 @@ extension IntegrationSuites {
             }
             let mode = try await system.run(["stat", "-c", "%a", "/var/lib/private/apphostd/restorable-state"])
             #expect(mode.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "600", "\(mode)")
+        }
+
+        /// The launch line of the daemon's current invocation that says how the previous run
+        /// ended, after `cursor`.
+        static func previousExitLine(_ system: SystemManager, after cursor: String?, _ expected: String) async throws -> [String: String] {
+            let invocation = try await invocation(system)
+            let records = try await waitForJournal(system, "the launch line \"\(expected)\"", matches: ["_SYSTEMD_INVOCATION_ID=\(invocation)"], after: cursor) {
+                $0["MESSAGE"]?.contains("the previous run ended") == true
+            }
+            return try #require(records.first { $0["MESSAGE"]?.contains("the previous run ended") == true })
+        }
+
+        // Fails on a daemon without `apphostd record-exit` in the unit's ExecStopPost=: its
+        // launch knows only "clean" or "unclean".
+        @Test("the next launch names why the last process ended, as systemd saw it: signal KILL, clean after stop and start, exit code 78 after a broken config; apphostd analytics counts each")
+        func theNextLaunchNamesTheExitCause() async throws {
+            let system = try Self.system()
+            try await Self.ensureActive(system)
+
+            var cursor = try await system.journalCursor()
+            try await Self.killAndAwaitRestart(system, "restarted after SIGKILL", Self.isActiveAndForeground)
+            var line = try await Self.previousExitLine(system, after: cursor, "signal KILL")
+            #expect(line["MESSAGE"]?.hasSuffix("the previous run ended: signal KILL") == true, "\(line)")
+            #expect(line["EXIT_CAUSE"] == "signal KILL", "\(line)")
+            // What ExecStopPost= said, in the unit's journal for the operator.
+            try await Self.waitForJournal(system, "record-exit's line", matches: ["-u", Self.unit], after: cursor) {
+                $0["MESSAGE"]?.hasPrefix("apphostd record-exit: the process ended: signal KILL") == true
+            }
+
+            cursor = try await system.journalCursor()
+            try await system.systemctl("reset-failed", Self.unit)
+            for command in ["stop", "start"] {
+                let result = try await system.systemctl(command, Self.unit, timeout: .seconds(120))
+                #expect(result.succeeded, "systemctl \(command): \(result)")
+            }
+            line = try await Self.previousExitLine(system, after: cursor, "cleanly")
+            #expect(line["MESSAGE"]?.hasSuffix("the previous run ended cleanly") == true, "\(line)")
+
+            // A broken config: the start exits 78 (RestartPreventExitStatus= keeps it down), and
+            // record-exit, which cannot read that config either, records in $STATE_DIRECTORY.
+            let good = try system.read(Self.configPath)
+            let broken = good.replacingOccurrences(of: "\nhost:\n", with: "\nhost:\n  bogus-key: 1\n")
+            try #require(broken != good, "the installed config has no 'host:' line")
+            try system.write(broken, to: Self.configPath)
+            defer { try? system.write(good, to: Self.configPath) }
+            try await system.systemctl("reset-failed", Self.unit)
+            let restart = try await system.systemctl("restart", Self.unit, timeout: .seconds(120))
+            #expect(!restart.succeeded, "a start with a broken config succeeded: \(restart)")
+            try await Self.waitForStatus(system, "stopped with exit status 78") { $0["ActiveState"] == "failed" && $0["ExecMainStatus"] == "78" }
+            try system.write(good, to: Self.configPath)
+            cursor = try await system.journalCursor()
+            try await system.systemctl("reset-failed", Self.unit)
+            let start = try await system.systemctl("start", Self.unit, timeout: .seconds(120))
+            #expect(start.succeeded, "\(start)")
+            line = try await Self.previousExitLine(system, after: cursor, "exit code 78")
+            #expect(line["MESSAGE"]?.hasSuffix("the previous run ended: exit code 78") == true, "\(line)")
+
+            var causes: [String: Int] = [:]
+            let counted = try await Poll.until(timeout: .seconds(15), interval: .milliseconds(100)) {
+                causes = try await Self.analytics(system)["exitsByCause"] as? [String: Int] ?? [:]
+                return causes["exit code 78", default: 0] >= 1
+            }
+            #expect(counted, "analytics did not count the exit code: \(causes)")
+            #expect(causes["signal KILL", default: 0] >= 1 && causes["clean", default: 0] >= 1, "\(causes)")
+            try await Self.waitForStatus(system, "running in the foreground", Self.isActiveAndForeground)
         }
 
         @Test("systemctl stop: SIGTERM, a clean exit 0 (ExecMainStatus=0, Result=success)")

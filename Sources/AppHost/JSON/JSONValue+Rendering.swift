@@ -14,7 +14,8 @@ extension JSONValue {
         case .number(let value): text += Self.numberText(value)
         case .string(let value): Self.appendQuoted(value, to: &text)
         case .array(let items):
-            guard !items.isEmpty else { text += "[]"; return }
+            // Empty, pretty: a blank line inside, as JSONEncoder writes it.
+            guard !items.isEmpty else { text += pretty ? "[\n\n" + indent + "]" : "[]"; return }
             let inner = indent + "  "
             text += "["
             for (index, item) in items.enumerated() {
@@ -24,7 +25,7 @@ extension JSONValue {
             }
             text += pretty ? "\n" + indent + "]" : "]"
         case .object(let members):
-            guard !members.isEmpty else { text += "{}"; return }
+            guard !members.isEmpty else { text += pretty ? "{\n\n" + indent + "}" : "{}"; return }
             let inner = indent + "  "
             text += "{"
             for (index, key) in members.keys.sorted().enumerated() {

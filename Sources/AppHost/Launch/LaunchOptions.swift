@@ -26,6 +26,9 @@ public struct LaunchOptions: Sendable, Hashable, Codable {
     public var installationID: InstallationID
     /// How the previous run ended.
     public var previousExit: PreviousExit
+    /// Why the previous run ended, where it can be told (`ExitCause`); nil on a first launch
+    /// and without a `LaunchStateStorage` that knows.
+    public var previousExitCause: ExitCause?
     /// When this launch began, as the `LaunchStateStorage` read the clock; nil without one (the
     /// core has no wall clock of its own).
     public var launchDate: UnixTime?
@@ -42,6 +45,7 @@ public struct LaunchOptions: Sendable, Hashable, Codable {
         launchCount: Int,
         installationID: InstallationID,
         previousExit: PreviousExit,
+        previousExitCause: ExitCause? = nil,
         launchDate: UnixTime? = nil,
         restoredState: [UInt8]? = nil,
         launchesIntoBackground: Bool = false
@@ -50,6 +54,7 @@ public struct LaunchOptions: Sendable, Hashable, Codable {
         self.launchCount = launchCount
         self.installationID = installationID
         self.previousExit = previousExit
+        self.previousExitCause = previousExitCause
         self.launchDate = launchDate
         self.restoredState = restoredState
         self.launchesIntoBackground = launchesIntoBackground

@@ -1,3 +1,5 @@
+import Logging
+
 extension HostLoop {
     /// Launches every service, one by one in registration order, then makes the host active.
     ///
@@ -38,6 +40,7 @@ extension HostLoop {
             host.report(.launchFailed(failure, status))
             return .failure(failure)
         }
+        logPreviousExit(options)
         var restoredOptions = options
         restore(into: &restoredOptions)
         launchOptions = restoredOptions
@@ -130,5 +133,19 @@ extension HostLoop {
         // makes before it first suspends sees everything published from then on.
         startRunLoop(index, group: &group)
         return nil
+    }
+
+    /// The launch's line about how the previous run ended, when the launch state can tell.
+    func logPreviousExit(_ options: LaunchOptions) {
+        guard let cause = options.previousExitCause else { return }
+        let metadata: Logger.Metadata = ["exit_cause": "\(cause)", "launch_count": "\(options.launchCount)"]
+        switch cause {
+        case .clean:
+            logger.info("launch \(options.launchCount); the previous run ended cleanly", metadata: metadata)
+        case .unknown:
+            logger.notice("launch \(options.launchCount); the previous run ended uncleanly, cause unknown (no exit record: a power loss, a host crash, or a kill outside systemd)", metadata: metadata)
+        default:
+            logger.notice("launch \(options.launchCount); the previous run ended: \(cause)", metadata: metadata)
+        }
     }
 }

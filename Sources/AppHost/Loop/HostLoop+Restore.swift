@@ -36,8 +36,9 @@ extension HostLoop {
             sessionLockReason = state.sessionLockReason
         }
         let lifecycle = [state.isInBackground ? "background" : "active"] + (state.isSessionLocked ? ["session locked"] : [])
+        let cause = options.previousExitCause.map { " (\($0))" } ?? ""
         logger.notice(
-            "restored after an unclean exit: \(lifecycle.joined(separator: ", ")), the state of \(state.services.count) services",
+            "restored after an unclean exit\(cause): \(lifecycle.joined(separator: ", ")), the state of \(state.services.count) services",
             metadata: ["generation": "\(state.generation)"]
         )
     }

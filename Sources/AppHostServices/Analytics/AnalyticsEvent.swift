@@ -4,7 +4,7 @@ import AppHostSystemd
 /// One thing analytics counts, as it is stored in the event log.
 struct AnalyticsEvent: Sendable, Hashable {
     enum Kind: String, Sendable {
-        /// A launch; `first` and `previousExit` say which kind.
+        /// A launch; `first`, `previousExit` and `exitCause` say which kind.
         case launch
         /// The application entered the background.
         case background
@@ -32,15 +32,18 @@ struct AnalyticsEvent: Sendable, Hashable {
     var at: Double
     var first: Bool?
     var previousExit: String?
+    /// Why the previous run ended (`ExitCause.description`), on a launch that can tell.
+    var exitCause: String?
     var seconds: Double?
     var level: String?
 
-    init(seq: UInt64, kind: Kind, at: UnixTime = .now, first: Bool? = nil, previousExit: String? = nil, seconds: Double? = nil, level: String? = nil) {
+    init(seq: UInt64, kind: Kind, at: UnixTime = .now, first: Bool? = nil, previousExit: String? = nil, exitCause: String? = nil, seconds: Double? = nil, level: String? = nil) {
         self.seq = seq
         self.kind = kind
         self.at = at.secondsSince1970
         self.first = first
         self.previousExit = previousExit
+        self.exitCause = exitCause
         self.seconds = seconds
         self.level = level
     }
@@ -53,6 +56,7 @@ struct AnalyticsEvent: Sendable, Hashable {
             "at": .number(at),
             "first": first.map(JSONValue.bool),
             "previousExit": previousExit.map(JSONValue.string),
+            "exitCause": exitCause.map(JSONValue.string),
             "seconds": seconds.map(JSONValue.number),
             "level": level.map(JSONValue.string),
         ])
@@ -68,6 +72,7 @@ struct AnalyticsEvent: Sendable, Hashable {
         self.at = at
         first = json["first"]?.bool
         previousExit = json["previousExit"]?.string
+        exitCause = json["exitCause"]?.string
         seconds = json["seconds"]?.number
         level = json["level"]?.string
     }

@@ -21,6 +21,9 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
     public var cleanPreviousExits = 0
     /// Launches whose previous run ended uncleanly (crash, SIGKILL, power loss).
     public var uncleanPreviousExits = 0
+    /// How the previous runs ended, by `ExitCause.description` (`clean`, `signal KILL`,
+    /// `watchdog`), counted at each launch that could tell.
+    public var exitsByCause: [String: Int] = [:]
     /// Clean terminations analytics saw itself.
     public var terminations = 0
     /// Seconds spent active, up to the last flush.
@@ -99,6 +102,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
             case LaunchOptions.PreviousExit.unclean.rawValue: uncleanPreviousExits += 1
             default: break
             }
+            if let cause = event.exitCause { exitsByCause[cause, default: 0] += 1 }
         case .background: backgroundEntries += 1
         case .foreground: foregroundEntries += 1
         case .foregroundTime: foregroundSeconds += event.seconds ?? 0
@@ -120,6 +124,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
             ("  first launches", "\(firstLaunches)"),
             ("  after a clean exit", "\(cleanPreviousExits)"),
             ("  after an unclean exit", "\(uncleanPreviousExits)"),
+            ("exits by cause", exitsByCause.isEmpty ? "-" : exitsByCause.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")),
             ("clean terminations", "\(terminations)"),
             ("foreground time", Self.format(seconds: foregroundSeconds)),
             ("background time", Self.format(seconds: backgroundSeconds)),
@@ -151,6 +156,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
             "firstLaunches": .number(Double(firstLaunches)),
             "cleanPreviousExits": .number(Double(cleanPreviousExits)),
             "uncleanPreviousExits": .number(Double(uncleanPreviousExits)),
+            "exitsByCause": .object(exitsByCause.mapValues { .number(Double($0)) }),
             "terminations": .number(Double(terminations)),
             "foregroundSeconds": .number(foregroundSeconds),
             "backgroundSeconds": .number(backgroundSeconds),
@@ -194,6 +200,12 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
         firstLaunches = try count(json["firstLaunches"], "firstLaunches") ?? 0
         cleanPreviousExits = try count(json["cleanPreviousExits"], "cleanPreviousExits") ?? 0
         uncleanPreviousExits = try count(json["uncleanPreviousExits"], "uncleanPreviousExits") ?? 0
+        if let causes = json["exitsByCause"] {
+            guard case .object(let members) = causes else { throw JSONValue.FormatError("\"exitsByCause\" is not an object") }
+            for (cause, value) in members {
+                exitsByCause[cause] = try count(value, "exitsByCause.\(cause)")
+            }
+        }
         terminations = try count(json["terminations"], "terminations") ?? 0
         foregroundSeconds = try seconds("foregroundSeconds") ?? 0
         backgroundSeconds = try seconds("backgroundSeconds") ?? 0

@@ -25,7 +25,7 @@ public final class AnalyticsService: ApplicationService {
     /// The keys its `settings:` section may hold.
     public static let settingKeys = ["flush-interval", "compact-after"]
     /// One line for `apphostd services`.
-    public static let summary = "Usage analytics: launches, clean/unclean exits, foreground/background time, transitions, memory warnings; crash-safe log in the state directory"
+    public static let summary = "Usage analytics: launches, exits by cause, foreground/background time, transitions, memory warnings; crash-safe log in the state directory"
 
     /// How analytics persists.
     public struct Settings: Sendable, Hashable {
@@ -121,7 +121,7 @@ public final class AnalyticsService: ApplicationService {
 
     public func application(_ application: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         // The run loop flushes this right after launch, off the readiness path.
-        record(.launch, first: options.isFirstLaunch, previousExit: options.previousExit.rawValue)
+        record(.launch, first: options.isFirstLaunch, previousExit: options.previousExit.rawValue, exitCause: options.previousExitCause?.description)
         keepUnflushed(application)
         return true
     }
@@ -212,9 +212,9 @@ public final class AnalyticsService: ApplicationService {
 
     // MARK: Recording and flushing
 
-    private func record(_ kind: AnalyticsEvent.Kind, first: Bool? = nil, previousExit: String? = nil, level: String? = nil) {
+    private func record(_ kind: AnalyticsEvent.Kind, first: Bool? = nil, previousExit: String? = nil, exitCause: String? = nil, level: String? = nil) {
         let startTimer = state.withLock { state in
-            state.store?.record(kind, first: first, previousExit: previousExit, level: level) ?? false
+            state.store?.record(kind, first: first, previousExit: previousExit, exitCause: exitCause, level: level) ?? false
         }
         if startTimer { wake.yield() }
     }

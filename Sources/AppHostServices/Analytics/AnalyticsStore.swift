@@ -101,8 +101,8 @@ final class AnalyticsStore {
 
     /// Counts an event now and queues it for the next flush. Returns true when the queue was
     /// empty before (a flush timer should start).
-    func record(_ kind: AnalyticsEvent.Kind, at date: UnixTime = .now, first: Bool? = nil, previousExit: String? = nil, seconds: Double? = nil, level: String? = nil) -> Bool {
-        let event = AnalyticsEvent(seq: nextSequence, kind: kind, at: date, first: first, previousExit: previousExit, seconds: seconds, level: level)
+    func record(_ kind: AnalyticsEvent.Kind, at date: UnixTime = .now, first: Bool? = nil, previousExit: String? = nil, exitCause: String? = nil, seconds: Double? = nil, level: String? = nil) -> Bool {
+        let event = AnalyticsEvent(seq: nextSequence, kind: kind, at: date, first: first, previousExit: previousExit, exitCause: exitCause, seconds: seconds, level: level)
         nextSequence += 1
         report.apply(event)
         let wasEmpty = pending.isEmpty

@@ -1,4 +1,5 @@
 import AppHost
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -7,8 +8,10 @@ import Musl
 #endif
 
 /// Keeps what launch options are made of in a state directory: `launch-state.json` (written
-/// atomically) and a `running` marker that exists from launch until a clean exit, so a marker
-/// found at launch means the previous run ended uncleanly.
+/// atomically), a `running` marker that exists from launch until a clean exit, so a marker
+/// found at launch means the previous run ended uncleanly, and `last-exit`, why the last process
+/// ended as systemd saw it (`recordExit(_:)`, from `apphostd record-exit`), which the next launch
+/// reads once.
 public struct LaunchStateFiles: LaunchStateStorage {
     /// What `launch-state.json` holds, read and written by `LaunchStateFiles+Record.swift`.
     struct Record: Equatable {
@@ -27,6 +30,39 @@ public struct LaunchStateFiles: LaunchStateStorage {
 
     var recordPath: String { directory + "/launch-state.json" }
     var markerPath: String { directory + "/running" }
+    var exitRecordPath: String { directory + "/last-exit" }
+
+    /// Records why the last process ended, for the next launch's `previousExitCause`.
+    /// - Throws: an error naming the path and the system's reason.
+    public func recordExit(_ cause: ExitCause) throws {
+        try AtomicFile.makeDirectory(directory)
+        try AtomicFile.write(Array((cause.recordText + "\n").utf8), to: exitRecordPath)
+    }
+
+    /// The cause `recordExit(_:)` recorded, taken: the file is removed, so a later run that
+    /// ends with no record (a power loss) is not blamed on an old one. Anything but a small
+    /// regular file holding one cause (a FIFO, garbage) counts as no record; it never blocks.
+    func takeExitRecord() -> ExitCause? {
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(FilePath(exitRecordPath), .readOnly, options: [.closeOnExec, .noFollow, .nonBlocking])
+        } catch let error as Errno where error == .noSuchFileOrDirectory {
+            return nil
+        } catch {
+            // A symbolic link in its place (ELOOP), or one that cannot be opened: no record.
+            try? AtomicFile.remove(exitRecordPath)
+            return nil
+        }
+        defer {
+            try? fd.close()
+            try? AtomicFile.remove(exitRecordPath)
+        }
+        guard let status = try? fd.stat(), status.type == .regular, status.size <= 64,
+              let bytes = try? fd.readAll(limit: 64, expected: Int(status.size)),
+              let text = String(validating: bytes, as: UTF8.self)
+        else { return nil }
+        return ExitCause(recordText: text)
+    }
 
     /// Counts this launch, sets the running marker and returns the options for it.
     public func beginLaunch() throws -> LaunchOptions {
@@ -48,6 +84,7 @@ public struct LaunchStateFiles: LaunchStateStorage {
             previous = nil
         }
         let markerFound = access(markerPath, F_OK) == 0
+        let recorded = takeExitRecord()
         let record = Record(
             installationID: previous?.installationID ?? InstallationID(),
             launchCount: (previous?.launchCount ?? 0) + 1,
@@ -63,6 +100,7 @@ public struct LaunchStateFiles: LaunchStateStorage {
             launchCount: record.launchCount,
             installationID: record.installationID,
             previousExit: previous == nil ? (markerFound ? .unclean : .none) : (markerFound ? .unclean : .clean),
+            previousExitCause: recorded ?? (markerFound ? .unknown : (previous == nil ? nil : .clean)),
             launchDate: now
         )
     }

@@ -1,0 +1,57 @@
+import AppHost
+import AppHostSystemd
+
+/// `apphostd record-exit`: records why the daemon's process ended, as systemd describes it to
+/// the unit's `ExecStopPost=` (`$SERVICE_RESULT`, `$EXIT_CODE`, `$EXIT_STATUS`), in the state
+/// directory; the next launch names it (`LaunchOptions.previousExitCause`) and analytics counts
+/// it. The shipped unit runs it with a `-` prefix, so it can never fail the unit's stop; it
+/// reads three variables and writes one small file, so it never hangs either.
+struct RecordExitCommand {
+    /// `--config`: take the state directory from this config file.
+    let config: String?
+    /// `--state-directory`: the state directory (overrides `--config`).
+    let stateDirectory: String?
+    /// The process environment, where systemd puts the variables.
+    let environment: [String: String]
+
+    /// Records the cause: 0 when recorded; 64 without `$SERVICE_RESULT` (not run by systemd);
+    /// 65 for values systemd never writes (nothing recorded); 78 when the config cannot say
+    /// where the state directory is; 73 when the file cannot be written.
+    func run() -> ExitStatus {
+        let name = "\(ApphostdCommand.name) record-exit"
+        let cause: ExitCause
+        do {
+            cause = try ExitCause(serviceResult: environment["SERVICE_RESULT"], exitCode: environment["EXIT_CODE"], exitStatus: environment["EXIT_STATUS"])
+        } catch {
+            StandardError.write("\(name): \(error); nothing recorded\n")
+            return error == .missing(variable: "SERVICE_RESULT") ? .usage : .badInput
+        }
+        let directory: String
+        do {
+            let (found, note) = try AnalyticsCommand.stateDirectory(
+                stateDirectory: stateDirectory, config: config, environment: environment,
+                registry: ApphostdCommand.registry(), identity: ApphostdCommand.identity()
+            )
+            if let note { StandardError.write("\(name): \(note)\n") }
+            directory = found
+        } catch {
+            // The config that broke the start must not lose the record: systemd's
+            // $STATE_DIRECTORY is where the daemon keeps it by default.
+            guard stateDirectory == nil, let fallback = environment["STATE_DIRECTORY"]?.split(separator: ":").first, fallback.hasPrefix("/") else {
+                for line in error.lines(commandName: ApphostdCommand.name) { StandardError.write(line + "\n") }
+                StandardError.write("\(name): cannot tell where the state directory is; nothing recorded\n")
+                return .badConfiguration
+            }
+            StandardError.write("\(name): the config cannot be read (\(error.summary)); recording in $STATE_DIRECTORY, \(fallback)\n")
+            directory = String(fallback)
+        }
+        do {
+            try LaunchStateFiles(directory: directory).recordExit(cause)
+        } catch {
+            StandardError.write("\(name): \(error); nothing recorded\n")
+            return .cannotWrite
+        }
+        print("\(name): the process ended: \(cause) (recorded in \(directory) for the next launch)")
+        return .clean
+    }
+}

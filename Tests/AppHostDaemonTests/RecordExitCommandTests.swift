@@ -1,0 +1,76 @@
+import AppHost
+import AppHostSystemd
+import AppHostTestSupport
+import Foundation
+import Testing
+
+@testable import AppHostDaemon
+
+/// `apphostd record-exit`, as the unit's `ExecStopPost=` runs it.
+@Suite struct RecordExitCommandTests {
+    @Test func itParsesAsASubcommandOfItsOwn() throws {
+        #expect(try DaemonCommand.parse(["record-exit"]) == .recordExit(config: nil, stateDirectory: nil))
+        #expect(try DaemonCommand.parse(["record-exit", "--config", "/etc/a.yaml", "--state-directory=/s"]) == .recordExit(config: "/etc/a.yaml", stateDirectory: "/s"))
+        #expect(DaemonCommand.help(for: nil, identity: .apphostd).contains("record-exit"))
+    }
+
+    func run(_ environment: [String: String], in directory: String) -> AppHostDaemon.ExitStatus {
+        RecordExitCommand(config: nil, stateDirectory: directory, environment: environment).run()
+    }
+
+    func recorded(in directory: String) -> String? {
+        try? String(contentsOfFile: directory + "/last-exit", encoding: .utf8)
+    }
+
+    @Test func aKillIsRecordedForTheNextLaunch() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let status = run(["SERVICE_RESULT": "signal", "EXIT_CODE": "killed", "EXIT_STATUS": "KILL"], in: directory)
+        #expect(status == .clean)
+        #expect(recorded(in: directory) == "signal KILL\n")
+        #expect(try LaunchStateFiles(directory: directory).beginLaunch().previousExitCause == .signal("KILL"))
+    }
+
+    @Test func runByHandItSaysWhereItBelongsAndRecordsNothing() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(run([:], in: directory) == .usage)
+        #expect(recorded(in: directory) == nil)
+    }
+
+    @Test("hostile values exit 65 and record nothing", arguments: [
+        ["SERVICE_RESULT": "signal\nSTATUS=pwned", "EXIT_CODE": "killed", "EXIT_STATUS": "KILL"],
+        ["SERVICE_RESULT": "exit-code", "EXIT_CODE": "exited", "EXIT_STATUS": String(repeating: "9", count: 1 << 20)],
+        ["SERVICE_RESULT": "signal", "EXIT_CODE": "killed", "EXIT_STATUS": "../../etc/passwd"],
+        ["SERVICE_RESULT": "exit-code"],
+    ])
+    func hostileValues(environment: [String: String]) throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(run(environment, in: directory) == .badInput)
+        #expect(recorded(in: directory) == nil)
+    }
+
+    @Test func aBrokenConfigFallsBackToSystemdsStateDirectory() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = directory + "/broken.yaml"
+        try "host:\n  bogus-key: 1\nservices: []\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let state = directory + "/state"
+        let environment = ["SERVICE_RESULT": "exit-code", "EXIT_CODE": "exited", "EXIT_STATUS": "78", "STATE_DIRECTORY": state]
+        #expect(RecordExitCommand(config: config, stateDirectory: nil, environment: environment).run() == .clean)
+        #expect(recorded(in: state) == "exit-code 78\n")
+        var without = environment
+        without["STATE_DIRECTORY"] = nil
+        #expect(RecordExitCommand(config: config, stateDirectory: nil, environment: without).run() == .badConfiguration)
+    }
+
+    @Test func anUnwritableStateDirectoryExits73() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A file where the directory should be.
+        let file = directory + "/not-a-directory"
+        try "x".write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(run(["SERVICE_RESULT": "success"], in: file) == .cannotWrite)
+    }
+}
