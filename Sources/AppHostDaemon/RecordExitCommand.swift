@@ -1,5 +1,6 @@
 import AppHost
 import AppHostSystemd
+import Logging
 
 /// `apphostd record-exit`: records why the daemon's process ended, as systemd describes it to
 /// the unit's `ExecStopPost=` (`$SERVICE_RESULT`, `$EXIT_CODE`, `$EXIT_STATUS`), in the state
@@ -18,12 +19,16 @@ struct RecordExitCommand {
     /// 65 for values systemd never writes (nothing recorded); 78 when the config cannot say
     /// where the state directory is; 73 when the file cannot be written.
     func run() -> ExitStatus {
-        let name = "\(ApphostdCommand.name) record-exit"
+        // Through the daemon's own log backend: the journal under systemd (structured, with
+        // EXIT_CAUSE=), stderr by hand.
+        let identifier = ApphostdCommand.identity().commandName
+        let environment = self.environment
+        let logger = Logger(label: identifier) { JournalLogHandler(label: $0, identifier: identifier, environment: environment) }
         let cause: ExitCause
         do {
             cause = try ExitCause(serviceResult: environment["SERVICE_RESULT"], exitCode: environment["EXIT_CODE"], exitStatus: environment["EXIT_STATUS"])
         } catch {
-            StandardError.write("\(name): \(error); nothing recorded\n")
+            logger.error("record-exit: \(error); nothing recorded")
             return error == .missing(variable: "SERVICE_RESULT") ? .usage : .badInput
         }
         let directory: String
@@ -32,26 +37,26 @@ struct RecordExitCommand {
                 stateDirectory: stateDirectory, config: config, environment: environment,
                 registry: ApphostdCommand.registry(), identity: ApphostdCommand.identity()
             )
-            if let note { StandardError.write("\(name): \(note)\n") }
+            if let note { logger.notice("record-exit: \(note)") }
             directory = found
         } catch {
             // The config that broke the start must not lose the record: systemd's
             // $STATE_DIRECTORY is where the daemon keeps it by default.
             guard stateDirectory == nil, let fallback = environment["STATE_DIRECTORY"]?.split(separator: ":").first, fallback.hasPrefix("/") else {
-                for line in error.lines(commandName: ApphostdCommand.name) { StandardError.write(line + "\n") }
-                StandardError.write("\(name): cannot tell where the state directory is; nothing recorded\n")
+                for line in error.lines(commandName: identifier) { logger.error("record-exit: \(line)") }
+                logger.error("record-exit: cannot tell where the state directory is; nothing recorded")
                 return .badConfiguration
             }
-            StandardError.write("\(name): the config cannot be read (\(error.summary)); recording in $STATE_DIRECTORY, \(fallback)\n")
+            logger.notice("record-exit: the config cannot be read (\(error.summary)); recording in $STATE_DIRECTORY, \(fallback)")
             directory = String(fallback)
         }
         do {
             try LaunchStateFiles(directory: directory).recordExit(cause)
         } catch {
-            StandardError.write("\(name): \(error); nothing recorded\n")
+            logger.error("record-exit: \(error); nothing recorded")
             return .cannotWrite
         }
-        print("\(name): the process ended: \(cause) (recorded in \(directory) for the next launch)")
+        logger.info("record-exit: the process ended: \(cause) (recorded in \(directory) for the next launch)", metadata: ["exit_cause": "\(cause)"])
         return .clean
     }
 }

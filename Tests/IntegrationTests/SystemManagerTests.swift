@@ -437,7 +437,7 @@ extension IntegrationSuites {
             #expect(line["EXIT_CAUSE"] == "signal KILL", "\(line)")
             // What ExecStopPost= said, in the unit's journal for the operator.
             try await Self.waitForJournal(system, "record-exit's line", matches: ["-u", Self.unit], after: cursor) {
-                $0["MESSAGE"]?.hasPrefix("apphostd record-exit: the process ended: signal KILL") == true
+                $0["MESSAGE"]?.hasPrefix("record-exit: the process ended: signal KILL") == true && $0["EXIT_CAUSE"] == "signal KILL"
             }
 
             cursor = try await system.journalCursor()
