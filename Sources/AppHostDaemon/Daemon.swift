@@ -77,7 +77,8 @@ struct Daemon: Sendable {
             return refuse(error)
         }
 
-        let reporter = SystemdNotifyService(host: host, notifier: notifier, reloadStatus: "reloading \(configPath)")
+        let watchdog = WatchdogSettings.fromEnvironment(environment)
+        let reporter = SystemdNotifyService(host: host, notifier: notifier, reloadStatus: "reloading \(configPath)", triggersWatchdog: watchdog != nil)
         let reloader = Reloader(configPath: configPath, loader: loader, registry: registry, logger: logger, recorder: ReloadRecorder(stateDirectory: configuration.stateDirectory))
         let signals: LifecycleSignalService
         do {
@@ -90,7 +91,6 @@ struct Daemon: Sendable {
         let pressure = configuration.memoryPressure.enabled
             ? MemoryPressureService(host: host, environment: environment, thresholds: configuration.memoryPressure.thresholds, logger: logger)
             : nil
-        let watchdog = WatchdogSettings.fromEnvironment(environment)
         if let watchdog, watchdog.isBelowFloor {
             logger.warning("watchdog: \(watchdog.summary)")
         }

@@ -16,6 +16,8 @@ extension ApplicationHandle {
     ///   - logger: the service's logger; one that drops everything by default.
     ///   - bus: the bus the service publishes to and subscribes on.
     ///   - keepRestorableState: receives what the service hands to `keepRestorableState(_:)`.
+    ///   - reportHealth: receives what the service reports: the reason of `reportUnhealthy(_:)`,
+    ///     nil for `reportHealthy()`.
     public static func testing(
         serviceName: String = "service",
         configuration: ServiceConfiguration = .empty,
@@ -26,7 +28,8 @@ extension ApplicationHandle {
         serviceCount: Int = 1,
         logger: Logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
         bus: MessageBus = MessageBus(),
-        keepRestorableState: (@Sendable ([UInt8]) -> Void)? = nil
+        keepRestorableState: (@Sendable ([UInt8]) -> Void)? = nil,
+        reportHealth: (@Sendable (String?) -> Void)? = nil
     ) -> ApplicationHandle {
         ApplicationHandle(
             serviceName: serviceName,
@@ -38,7 +41,8 @@ extension ApplicationHandle {
             isSessionLocked: isSessionLocked,
             stateDirectory: stateDirectory,
             serviceCount: serviceCount,
-            keepRestorableState: keepRestorableState
+            keepRestorableState: keepRestorableState,
+            reportHealth: reportHealth
         )
     }
 }

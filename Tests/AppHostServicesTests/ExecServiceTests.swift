@@ -145,7 +145,9 @@ struct ExecServiceTests {
         let elapsed = ContinuousClock.now - started
         #expect(outcome.timedOut)
         #expect(outcome.signal == SIGKILL)
-        #expect(elapsed >= .milliseconds(200) + .seconds(2) && elapsed < .seconds(5))
+        // The upper bound only catches a grace that never ends; 5 s flaked on 2 cores busy with a
+        // build beside the suite.
+        #expect(elapsed >= .milliseconds(200) + .seconds(2) && elapsed < .seconds(15))
     }
 
     /// Processes whose command line contains `marker`.

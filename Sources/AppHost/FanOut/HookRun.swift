@@ -78,14 +78,14 @@ final class HookRun: Sendable {
     }
 
     /// Hands the run over when its current call is past its deadline: returns that call's
-    /// position, after which the run makes no further call.
-    func handOverIfOverdue(now: ContinuousClock.Instant) -> Int? {
+    /// position and when it started, after which the run makes no further call.
+    func handOverIfOverdue(now: ContinuousClock.Instant) -> (position: Int, startedAt: ContinuousClock.Instant)? {
         progress.withLock { progress in
             guard progress.handedOverAt == nil, let startedAt = progress.startedAt,
                 startedAt + calls[progress.position].deadline <= now
             else { return nil }
             progress.handedOverAt = progress.position
-            return progress.position
+            return (progress.position, startedAt)
         }
     }
 

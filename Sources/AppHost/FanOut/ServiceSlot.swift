@@ -12,6 +12,13 @@ struct ServiceSlot {
     var launchDeadline: Duration
     /// A hook of it ran past its deadline and has not returned: later calls wait in `backlog`.
     var isBusy = false
+    /// Since when it is inside the hook that made it busy, and which hook that is.
+    var busySince: (instant: ContinuousClock.Instant, hook: String)?
+    /// How long it may stay inside one hook before the host counts as unhealthy (when required).
+    var stallLimit: Duration
+    /// What it last said about its health, as its handles report it, and as the loop last read it.
+    let reportedHealth: ReportedHealth
+    var healthReport: String?
     /// Calls made while busy, in order; they run once the late hook returned.
     var backlog: [HookCall] = []
     /// Ends its run loop (which is then cancelled).

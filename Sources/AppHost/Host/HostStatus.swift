@@ -10,6 +10,10 @@ public struct HostStatus: Sendable, Hashable, CustomStringConvertible {
     public var note: String?
     /// Why the session is locked (`entered background`, `secret unavailable: …`); nil while unlocked.
     public var sessionLockReason: String?
+    /// Why the host is unhealthy: a required service stuck in one hook past its stall limit, or
+    /// one that reported itself unhealthy; nil while healthy. The daemon's watchdog pings only
+    /// while this is nil.
+    public var healthProblem: String?
 
     /// `active · 4 services · analytics overran applicationDidEnterBackground (5s)`.
     public var description: String {
@@ -23,6 +27,7 @@ public struct HostStatus: Sendable, Hashable, CustomStringConvertible {
             parts.append(sessionLockReason.isEmpty ? "session locked" : "session locked (\(sessionLockReason))")
         }
         if let note { parts.append(note) }
+        if let healthProblem { parts.append("unhealthy: \(healthProblem)") }
         return parts.joined(separator: " · ")
     }
 }

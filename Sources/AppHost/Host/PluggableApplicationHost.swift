@@ -26,6 +26,10 @@ public final class PluggableApplicationHost: Sendable {
         public var stateDirectory: String?
         /// Called after a memory warning reached every service; the daemon passes `malloc_trim`.
         public var trimHeap: (@Sendable (MemoryWarningLevel) -> Void)?
+        /// How long a required service may stay inside one hook before the host counts as
+        /// unhealthy (`HostStatus.healthProblem`; the daemon's watchdog then stops and triggers).
+        /// nil: three times the service's hook deadline. Never shorter than that deadline.
+        public var stallLimit: Duration?
 
         /// Settings with the given values.
         public init(
@@ -35,7 +39,8 @@ public final class PluggableApplicationHost: Sendable {
             launchState: (any LaunchStateStorage)? = nil,
             restorableState: (any RestorableStateStorage)? = nil,
             stateDirectory: String? = nil,
-            trimHeap: (@Sendable (MemoryWarningLevel) -> Void)? = nil
+            trimHeap: (@Sendable (MemoryWarningLevel) -> Void)? = nil,
+            stallLimit: Duration? = nil
         ) {
             self.hookDeadline = hookDeadline
             self.launchDeadline = launchDeadline
@@ -44,6 +49,7 @@ public final class PluggableApplicationHost: Sendable {
             self.restorableState = restorableState
             self.stateDirectory = stateDirectory
             self.trimHeap = trimHeap
+            self.stallLimit = stallLimit
         }
     }
 
@@ -232,6 +238,12 @@ public final class PluggableApplicationHost: Sendable {
 
     func report(_ report: HostReport) {
         published.withLock { $0.reports }?.yield(report)
+    }
+
+    /// A service reported its health (`ApplicationHandle.reportUnhealthy(_:)`): the loop looks.
+    func healthReported(_ problem: String?, in report: ReportedHealth) {
+        report.set(problem)
+        input.yield(.healthReported)
     }
 
     /// Stages a service instance's bytes for the loop. Nudges the loop only when it is idle and

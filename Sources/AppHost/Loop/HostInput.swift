@@ -13,6 +13,8 @@ enum HostInput: Sendable {
     /// while the loop was idle: one nudge per batch. Bytes kept during a request send none;
     /// the request keeps them at its end.
     case restorableStateStaged
+    /// A service reported its health (`ApplicationHandle.reportUnhealthy(_:)`, `reportHealthy()`).
+    case healthReported
     /// A deadline timer armed for this instant fired.
     case deadline(ContinuousClock.Instant)
 }

@@ -120,6 +120,7 @@ extension HostLoop {
         services[index].descriptor = descriptor
         services[index].context = services[index].context.with(configuration: descriptor.configuration)
         services[index].hookDeadline = descriptor.deadline ?? configuration.hookDeadline
+        services[index].stallLimit = stallLimit(hookDeadline: services[index].hookDeadline)
         services[index].launchDeadline = descriptor.launchDeadline ?? configuration.launchDeadline
         return true
     }

@@ -22,6 +22,11 @@ struct HostLoop {
     /// that changes no service's health reuses the list, and its status compares equal to the
     /// last one without comparing each service.
     var serviceHealth: [ServiceHealth]?
+    /// Why the host is unhealthy, as `checkHealth()` last found (`HostStatus.healthProblem`).
+    var healthProblem: String?
+    /// Something that can change the host's health happened (a deadline passed, a late hook
+    /// returned, a service reported): `checkHealth()` looks at the end of the request.
+    var isHealthCheckDue = false
     var nextServiceID = 0
     var nextToken = 0
     /// Runs of calls queued behind a late hook, by token: whose they are.
@@ -75,8 +80,9 @@ struct HostLoop {
                     await handle(queue.removeFirst(), group: &group)
                 } else if let input = await nextIdleInput() {
                     _ = take(input, group: &group)
-                    // A lock change or restorable bytes outside any request: a request of its own.
-                    if !sessionLockChanges.isEmpty || restorable.hasStaged { await finishRequest(group: &group) }
+                    // A lock change, restorable bytes or a change of health outside any request:
+                    // a request of its own.
+                    if !sessionLockChanges.isEmpty || restorable.hasStaged || isHealthCheckDue { await finishRequest(group: &group) }
                 }
             }
         }
@@ -168,6 +174,7 @@ struct HostLoop {
         guard !isTerminateRequested else { return }
         keepRestorableState()
         defer { persistRestorableState(always: persist) }
+        if isHealthCheckDue { checkHealth() }
         if serviceHealth == nil, !services.isEmpty { serviceHealth = services.map { $0.health } }
         let current = status
         host.publish(status: current)
@@ -207,7 +214,8 @@ struct HostLoop {
                 : serviceHealth ?? services.map { $0.health },
             lastOverrun: lastOverrun,
             note: note,
-            sessionLockReason: machine.isProtectedDataAvailable ? nil : (sessionLockReason ?? "")
+            sessionLockReason: machine.isProtectedDataAvailable ? nil : (sessionLockReason ?? ""),
+            healthProblem: healthProblem
         )
     }
 
@@ -372,11 +380,13 @@ struct HostLoop {
                     start = calls.count
                     break waiting
                 case .deadlinePassed:
-                    guard let position = run.handOverIfOverdue(now: .now) else { continue }
+                    guard let (position, startedAt) = run.handOverIfOverdue(now: .now) else { continue }
                     let made = run.results
                     for offset in 0..<position { results[start + offset] = made[offset] }
                     results[start + position] = .overran(calls[start + position].deadline)
                     services[owners[start + position]].isBusy = true
+                    services[owners[start + position]].busySince = (startedAt, calls[start + position].hook.name)
+                    isHealthCheckDue = true
                     start += position + 1
                     break waiting
                 case .runFinished, .nothing:
@@ -428,8 +438,15 @@ struct HostLoop {
         case .restorableStateStaged:
             // Bytes kept while the loop was idle: the run loop keeps them as a request of its own.
             restorable.hasStaged = true
+        case .healthReported:
+            for index in services.indices {
+                let report = services[index].reportedHealth.current
+                if services[index].healthReport != report { services[index].healthReport = report }
+            }
+            isHealthCheckDue = true
         case .deadline(let wake):
             timerWakes.removeAll { $0 == wake }
+            isHealthCheckDue = true
             return .deadlinePassed
         }
         return .nothing
@@ -472,10 +489,13 @@ struct HostLoop {
 
     /// Starts the calls queued behind a late hook, or frees the service when there are none.
     mutating func runBacklog(_ index: Int, group: inout DiscardingTaskGroup) {
+        isHealthCheckDue = true
         guard !services[index].backlog.isEmpty else {
             services[index].isBusy = false
+            services[index].busySince = nil
             return
         }
+        services[index].busySince = (.now, services[index].backlog[0].hook.name)
         nextToken += 1
         let run = HookRun(token: nextToken, calls: services[index].backlog)
         services[index].backlog = []
@@ -547,22 +567,27 @@ struct HostLoop {
         var options = launchOptions
         options?.restoredState = restorable.services[descriptor.name]
         let staged = StagedRestorableState()
+        let host = self.host
         var keep: (@Sendable ([UInt8]) -> Void)?
         if configuration.restorableState != nil {
-            let host = self.host
             keep = { host.stageRestorableState($0, in: staged) }
         }
+        let reportedHealth = ReportedHealth()
+        let hookDeadline = descriptor.deadline ?? configuration.hookDeadline
         var hosted = ServiceSlot(
             id: nextServiceID,
             descriptor: descriptor,
             service: service,
             logger: logger,
             health: ServiceHealth(name: descriptor.name, isRequired: descriptor.isRequired, condition: .healthy),
-            hookDeadline: descriptor.deadline ?? configuration.hookDeadline,
+            hookDeadline: hookDeadline,
             launchDeadline: descriptor.launchDeadline ?? configuration.launchDeadline,
+            stallLimit: stallLimit(hookDeadline: hookDeadline),
+            reportedHealth: reportedHealth,
             context: ApplicationHandle.Context(
                 serviceName: descriptor.name, logger: logger, configuration: descriptor.configuration, bus: bus,
-                launchOptions: options, stateDirectory: configuration.stateDirectory, keepRestorableState: keep
+                launchOptions: options, stateDirectory: configuration.stateDirectory, keepRestorableState: keep,
+                reportHealth: { host.healthReported($0, in: reportedHealth) }
             ),
             stagedState: staged
         )
@@ -590,5 +615,41 @@ struct HostLoop {
     mutating func setServices(_ newServices: [ServiceSlot]) {
         services = newServices
         host.publish(status: status)
+    }
+}
+
+extension HostLoop {
+    /// A service's stall limit: the host's, else three times its hook deadline; never shorter
+    /// than that deadline.
+    func stallLimit(hookDeadline: Duration) -> Duration {
+        max(configuration.stallLimit ?? hookDeadline * 3, hookDeadline)
+    }
+
+    /// Finds why the host is unhealthy now, if it is: the first required service (registration
+    /// order) stuck in one hook past its stall limit, or that reported itself unhealthy. Logs a
+    /// change, and arms a wake for the next stall limit a busy service can reach.
+    mutating func checkHealth() {
+        isHealthCheckDue = false
+        let now = ContinuousClock.now
+        var problem: String?
+        var nextStall: ContinuousClock.Instant?
+        for service in services where service.descriptor.isRequired && service.health.isEnabled {
+            if service.isBusy, let busy = service.busySince {
+                if now - busy.instant >= service.stallLimit {
+                    problem = problem ?? "\(service.name) stuck in \(busy.hook) for more than \(service.stallLimit.configText)"
+                } else {
+                    nextStall = min(nextStall ?? busy.instant + service.stallLimit, busy.instant + service.stallLimit)
+                }
+            }
+            if let report = service.healthReport { problem = problem ?? "\(service.name) reports: \(report)" }
+        }
+        if let nextStall { armTimer(at: nextStall) }
+        guard problem != healthProblem else { return }
+        if let problem {
+            logger.error("unhealthy: \(problem)", metadata: ["health": "\(problem)"])
+        } else {
+            logger.notice("healthy again (was: \(healthProblem ?? ""))")
+        }
+        healthProblem = problem
     }
 }

@@ -16,6 +16,7 @@ public struct ApplicationHandle: Sendable {
         let launchOptions: LaunchOptions?
         let stateDirectory: String?
         let keepRestorableState: (@Sendable ([UInt8]) -> Void)?
+        let reportHealth: (@Sendable (String?) -> Void)?
 
         package init(
             serviceName: String,
@@ -24,7 +25,8 @@ public struct ApplicationHandle: Sendable {
             bus: MessageBus,
             launchOptions: LaunchOptions?,
             stateDirectory: String?,
-            keepRestorableState: (@Sendable ([UInt8]) -> Void)?
+            keepRestorableState: (@Sendable ([UInt8]) -> Void)?,
+            reportHealth: (@Sendable (String?) -> Void)? = nil
         ) {
             self.serviceName = serviceName
             self.logger = logger
@@ -33,13 +35,15 @@ public struct ApplicationHandle: Sendable {
             self.launchOptions = launchOptions
             self.stateDirectory = stateDirectory
             self.keepRestorableState = keepRestorableState
+            self.reportHealth = reportHealth
         }
 
         /// The same context with other settings (a reload's `didUpdateConfiguration`).
         func with(configuration: ServiceConfiguration) -> Context {
             Context(
                 serviceName: serviceName, logger: logger, configuration: configuration, bus: bus,
-                launchOptions: launchOptions, stateDirectory: stateDirectory, keepRestorableState: keepRestorableState
+                launchOptions: launchOptions, stateDirectory: stateDirectory, keepRestorableState: keepRestorableState,
+                reportHealth: reportHealth
             )
         }
     }
@@ -85,12 +89,14 @@ public struct ApplicationHandle: Sendable {
         isSessionLocked: Bool,
         stateDirectory: String?,
         serviceCount: Int,
-        keepRestorableState: (@Sendable ([UInt8]) -> Void)? = nil
+        keepRestorableState: (@Sendable ([UInt8]) -> Void)? = nil,
+        reportHealth: (@Sendable (String?) -> Void)? = nil
     ) {
         self.init(
             context: Context(
                 serviceName: serviceName, logger: logger, configuration: configuration, bus: bus,
-                launchOptions: launchOptions, stateDirectory: stateDirectory, keepRestorableState: keepRestorableState
+                launchOptions: launchOptions, stateDirectory: stateDirectory, keepRestorableState: keepRestorableState,
+                reportHealth: reportHealth
             ),
             state: state,
             isSessionLocked: isSessionLocked,
@@ -108,5 +114,20 @@ public struct ApplicationHandle: Sendable {
     /// storage (see `PluggableApplicationHost.Configuration`) they are dropped.
     public func keepRestorableState(_ bytes: [UInt8]) {
         context.keepRestorableState?(bytes)
+    }
+
+    /// Says this service cannot do its work (`reason`: what is wrong, one line), until
+    /// `reportHealthy()`. A required service that says so makes the host unhealthy: `STATUS=`
+    /// names it and the reason, and under systemd with `WatchdogSec=` the daemon stops its
+    /// watchdog pings and sends `WATCHDOG=trigger`, so systemd applies the unit's watchdog action
+    /// (a restart, with `Restart=on-failure`) at once. An optional service's report shows in
+    /// `STATUS=` only. Cheap: call it whenever the service notices.
+    public func reportUnhealthy(_ reason: String) {
+        context.reportHealth?(String(reason.prefix(200)))
+    }
+
+    /// Withdraws `reportUnhealthy(_:)`: the service can do its work again.
+    public func reportHealthy() {
+        context.reportHealth?(nil)
     }
 }

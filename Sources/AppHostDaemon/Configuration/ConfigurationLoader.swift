@@ -17,7 +17,7 @@ struct ConfigurationLoader: Sendable {
     /// Keys allowed at the top of the file.
     static let topLevelKeys = ["host", "services"]
     /// Keys allowed under `host:`.
-    static let hostKeys = ["hook-deadline", "launch-deadline", "terminate-deadline", "state-directory", "log-level", "memory-pressure"]
+    static let hostKeys = ["hook-deadline", "launch-deadline", "terminate-deadline", "stall-limit", "state-directory", "log-level", "memory-pressure"]
     /// Keys allowed under `host.memory-pressure:`.
     static let memoryPressureKeys = ["enabled", "warning-stall", "critical-stall", "window"]
     /// Keys allowed in one `services:` entry.
@@ -92,6 +92,9 @@ struct ConfigurationLoader: Sendable {
         }
         if let value = problems.read({ () throws(ConfigurationError) in try deadline(host, "terminate-deadline") }) {
             configuration.terminateDeadline = value
+        }
+        if let value = problems.read({ () throws(ConfigurationError) in try deadline(host, "stall-limit") }) {
+            configuration.stallLimit = value
         }
         configuration.stateDirectory = problems.check { () throws(ConfigurationError) in try stateDirectory(host) } ?? ""
         let levels = Logger.Level.allCases.map(\.rawValue)

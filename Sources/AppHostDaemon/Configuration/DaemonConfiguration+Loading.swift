@@ -46,7 +46,8 @@ extension DaemonConfiguration {
             terminateDeadline: terminateDeadline,
             launchState: LaunchStateFiles(directory: stateDirectory),
             stateDirectory: stateDirectory,
-            trimHeap: { _ in HeapTrimmer.trim() }
+            trimHeap: { _ in HeapTrimmer.trim() },
+            stallLimit: stallLimit
         )
     }
 }

@@ -46,6 +46,9 @@ public struct DaemonConfiguration: Sendable {
     public internal(set) var launchDeadline: Duration = .seconds(30)
     /// How long terminate may take in all.
     public internal(set) var terminateDeadline: Duration = .seconds(10)
+    /// How long a required service may stay in one hook before the host counts as unhealthy
+    /// (`host.stall-limit`); nil: three times each service's hook deadline.
+    public internal(set) var stallLimit: Duration?
     /// Where services keep state; resolved from the file or the environment.
     public internal(set) var stateDirectory: String
     /// The daemon's log level.

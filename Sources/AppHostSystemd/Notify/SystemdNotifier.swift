@@ -104,6 +104,12 @@ public struct SystemdNotifier: Sendable {
         send([("WATCHDOG", "1")])
     }
 
+    /// `WATCHDOG=trigger` (systemd 243+) with a `STATUS=` saying why: the host is unhealthy, and
+    /// systemd should apply the unit's watchdog action now rather than when the pings run out.
+    public func watchdogTrigger(status: String) {
+        send([("STATUS", status), ("WATCHDOG", "trigger")])
+    }
+
     /// The datagram text: `KEY=value` lines joined with newlines.
     static func datagram(_ fields: [(String, String)]) -> String {
         fields.map { key, value in "\(key)=\(singleLine(value))" }.joined(separator: "\n")

@@ -16,6 +16,7 @@ public struct SystemdNotifyService: Service {
     let notifier: SystemdNotifier
     let reloadStatus: String
     let conditions: [ReadinessCondition]
+    let triggersWatchdog: Bool
 
     /// What the service waits for: the host's next report, or one of the conditions.
     private enum Input {
@@ -25,12 +26,15 @@ public struct SystemdNotifyService: Service {
 
     /// Takes the host's report stream now, so nothing the host reports once it runs is missed.
     /// `reloadStatus` is the `STATUS=` that goes with `RELOADING=1`; `conditions` hold the
-    /// launch's `READY=1` until each is marked ready.
-    public init(host: PluggableApplicationHost, notifier: SystemdNotifier, reloadStatus: String = "reloading", waitingFor conditions: [ReadinessCondition] = []) {
+    /// launch's `READY=1` until each is marked ready. With `triggersWatchdog` (the unit has
+    /// `WatchdogSec=`), a status that says the host is unhealthy goes out with
+    /// `WATCHDOG=trigger`, once per problem.
+    public init(host: PluggableApplicationHost, notifier: SystemdNotifier, reloadStatus: String = "reloading", waitingFor conditions: [ReadinessCondition] = [], triggersWatchdog: Bool = false) {
         self.reports = host.reports
         self.notifier = notifier
         self.reloadStatus = reloadStatus
         self.conditions = conditions
+        self.triggersWatchdog = triggersWatchdog
     }
 
     /// Forwards reports until the host's run ended (a graceful shutdown does not cut it short, so
@@ -69,6 +73,8 @@ public struct SystemdNotifyService: Service {
         /// The launch's ready status, held while a condition is not ready.
         var heldReady: HostStatus?
         var isLaunchReady = false
+        /// The health problem a `WATCHDOG=trigger` went out for.
+        var triggered: String?
         for await input in inputs {
             let report: HostReport
             switch input {
@@ -89,6 +95,9 @@ public struct SystemdNotifyService: Service {
             case .status(let status) where heldReady != nil:
                 heldReady = status
                 notifier.status(Self.waiting(status, for: conditions.filter { !$0.isReady }))
+            case .status(let status) where triggersWatchdog && status.healthProblem != nil && status.healthProblem != triggered:
+                triggered = status.healthProblem
+                notifier.watchdogTrigger(status: status.description)
             case .status(let status), .stopped(let status): notifier.status(status.description)
             case .progress(let next):
                 let now = ContinuousClock.now

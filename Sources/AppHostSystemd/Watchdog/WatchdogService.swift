@@ -2,8 +2,11 @@ import AppHost
 import ServiceLifecycle
 
 /// The systemd watchdog as a `Service`: `WATCHDOG=1` at half the interval, sent from the host's
-/// loop, so a host whose loop is stuck stops pinging and systemd restarts it. Without a
-/// watchdog it only waits for the group to shut down: an idle daemon has no timer of its own.
+/// loop and only while the host is healthy (`HostStatus.healthProblem` is nil), so a host whose
+/// loop is stuck, or whose required service is stuck in a hook past its stall limit, stops
+/// pinging and systemd restarts it. (`SystemdNotifyService` sends `WATCHDOG=trigger` the moment
+/// the host turns unhealthy.) Without a watchdog it only waits for the group to shut down: an
+/// idle daemon has no timer of its own.
 public struct WatchdogService: Service {
     let host: PluggableApplicationHost
     let settings: WatchdogSettings?
@@ -26,7 +29,9 @@ public struct WatchdogService: Service {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do { try await Task.sleep(for: settings.pingInterval) } catch { return }
-                await host.onLoop { notifier.watchdogPing() }
+                await host.onLoop { [host] in
+                    if host.status.healthProblem == nil { notifier.watchdogPing() }
+                }
             }
         }
     }

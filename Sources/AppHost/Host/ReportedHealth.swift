@@ -1,0 +1,13 @@
+import Synchronization
+
+/// What one service instance last said about its own health (`ApplicationHandle.reportUnhealthy(_:)`),
+/// for the host's loop to read when nudged: nil while it says it is healthy.
+final class ReportedHealth: Sendable {
+    private let problem = Mutex<String?>(nil)
+
+    func set(_ new: String?) {
+        problem.withLock { $0 = new }
+    }
+
+    var current: String? { problem.withLock { $0 } }
+}
