@@ -240,10 +240,10 @@ public final class PluggableApplicationHost: Sendable {
         published.withLock { $0.reports }?.yield(report)
     }
 
-    /// A service reported its health (`ApplicationHandle.reportUnhealthy(_:)`): the loop looks.
+    /// A service reported its health (`ApplicationHandle.reportUnhealthy(_:)`): the loop looks
+    /// when it changed (saying the same again wakes nothing).
     func healthReported(_ problem: String?, in report: ReportedHealth) {
-        report.set(problem)
-        input.yield(.healthReported)
+        if report.set(problem) { input.yield(.healthReported) }
     }
 
     /// Stages a service instance's bytes for the loop. Nudges the loop only when it is idle and

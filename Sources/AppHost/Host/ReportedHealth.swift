@@ -5,8 +5,12 @@ import Synchronization
 final class ReportedHealth: Sendable {
     private let problem = Mutex<String?>(nil)
 
-    func set(_ new: String?) {
-        problem.withLock { $0 = new }
+    /// Stores `new`; false when it was already so.
+    func set(_ new: String?) -> Bool {
+        problem.withLock { problem in
+            defer { problem = new }
+            return problem != new
+        }
     }
 
     var current: String? { problem.withLock { $0 } }

@@ -121,7 +121,8 @@ public struct ApplicationHandle: Sendable {
     /// names it and the reason, and under systemd with `WatchdogSec=` the daemon stops its
     /// watchdog pings and sends `WATCHDOG=trigger`, so systemd applies the unit's watchdog action
     /// (a restart, with `Restart=on-failure`) at once. An optional service's report shows in
-    /// `STATUS=` only. Cheap: call it whenever the service notices.
+    /// `STATUS=` only. Cheap: saying the same again wakes nothing, so call it whenever the
+    /// service looks.
     public func reportUnhealthy(_ reason: String) {
         context.reportHealth?(String(reason.prefix(200)))
     }

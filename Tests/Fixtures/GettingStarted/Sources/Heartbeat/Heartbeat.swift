@@ -23,6 +23,9 @@ public struct Heartbeat: Sendable {
 extension Heartbeat: ApplicationService {
     public func application(_ app: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         app.logger.info("launch #\(options.launchCount), previous exit: \(options.previousExit)")
+        if case .coreDump(let signal)? = options.previousExitCause {
+            app.logger.warning("the last run crashed on SIG\(signal)")
+        }
         return true
     }
 
@@ -35,7 +38,14 @@ extension Heartbeat: ApplicationService {
         // a crash, a SIGKILL or a restart.
         var count = app.launchOptions?.restoredState.flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
         while true {
+            let started = ContinuousClock.now
             try await Task.sleep(for: interval)
+            // A beat later than a whole interval: this process starves for CPU, so say so.
+            if ContinuousClock.now - started > interval * 2 {
+                app.reportUnhealthy("a beat came more than an interval late")
+            } else {
+                app.reportHealthy()
+            }
             count += 1
             app.bus.publish(Beat(count: count))
             app.keepRestorableState(Array(String(count).utf8))
