@@ -42,7 +42,7 @@ public enum ExitCause: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// Whether a signal name is one systemd could have written: a capital letter, then up to 15
     /// capital letters, digits and `+` (`KILL`, `RTMIN+1`).
-    public static func isSignalName(_ name: String) -> Bool {
+    package static func isSignalName(_ name: String) -> Bool {
         (1...16).contains(name.utf8.count)
             && name.utf8.first.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") } == true
             && name.utf8.allSatisfy { ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: "+") }
