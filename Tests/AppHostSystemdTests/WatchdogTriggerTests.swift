@@ -54,4 +54,45 @@ import Testing
         #expect(seen.last == "STATUS=background · 1 service · hang overran applicationDidEnterBackground (50ms) · unhealthy: hang stuck in applicationDidEnterBackground for more than 300ms", "\(seen)")
         #expect(!seen.contains { $0.contains("WATCHDOG") }, "\(seen)")
     }
+
+    /// Loses its database while it takes new settings.
+    struct FailsOnUpdate: ApplicationService {
+        func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+            application.reportUnhealthy("database gone")
+            return .applied
+        }
+    }
+
+    @Test("a host that turns unhealthy as a reload ends: its READY=1 carries WATCHDOG=trigger")
+    func triggersWithTheReloadsReady() async throws {
+        let directory = try makeTemporaryDirectory("apphost-trigger")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let receiver = try DatagramReceiver(directory + "/notify")
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": receiver.notifySocket])
+        let service = FailsOnUpdate()
+        let descriptor = { (interval: String) in
+            ServiceDescriptor(name: "db", configuration: ServiceConfiguration(["interval": .string(interval)])) { service }
+        }
+        let host = try PluggableApplicationHost(services: [descriptor("1s")], logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let notify = SystemdNotifyService(host: host, notifier: notifier, triggersWatchdog: true)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await host.run() }
+            group.addTask { await notify.run() }
+            try await host.launched()
+            func untilReady() async -> [String] {
+                var seen: [String] = []
+                while let next = await ReadinessConditionTests.datagram(receiver) {
+                    seen.append(next)
+                    if next.contains("READY=1") { break }
+                }
+                return seen
+            }
+            #expect(await untilReady().last == "READY=1\nSTATUS=active · 1 service")
+            _ = try await host.reload([descriptor("2s")])
+            let seen = await untilReady()
+            #expect(seen.last == "READY=1\nSTATUS=active · 1 service · unhealthy: db reports: database gone\nWATCHDOG=trigger", "\(seen)")
+            await host.terminate()
+            group.cancelAll()
+        }
+    }
 }

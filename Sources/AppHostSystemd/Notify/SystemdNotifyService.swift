@@ -108,7 +108,13 @@ public struct SystemdNotifyService: Service {
                 let waiting = isLaunchReady ? [] : conditions.filter { !$0.isReady }
                 if waiting.isEmpty {
                     isLaunchReady = true
-                    notifier.ready(status: status.description)
+                    if triggersWatchdog, let problem = status.healthProblem, problem != triggered {
+                        // Unhealthy as a reload ends: the same datagram asks for the restart.
+                        triggered = problem
+                        notifier.send([("READY", "1"), ("STATUS", status.description), ("WATCHDOG", "trigger")])
+                    } else {
+                        notifier.ready(status: status.description)
+                    }
                 } else {
                     heldReady = status
                     notifier.status(Self.waiting(status, for: waiting))

@@ -100,6 +100,7 @@ public enum ExitRecordError: Error, Sendable, Equatable, CustomStringConvertible
     /// `$variable` holds `value`, which is not `expected`.
     case invalid(variable: String, value: String, expected: String)
 
+    /// One line naming the variable, quoting (a cut of) its value and saying what belongs there.
     public var description: String {
         switch self {
         case .missing(let variable):
