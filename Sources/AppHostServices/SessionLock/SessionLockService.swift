@@ -173,45 +173,59 @@ public final class SessionLockService: ApplicationService {
         }
         let requestSink = self.requestSink
         let gracePeriod = self.gracePeriod
-        var generation = 0
-        var pendingLock: Task<Void, Never>?
-        defer { pendingLock?.cancel() }
-        for await request in requests {
-            switch request {
-            case .background:
-                generation += 1
-                if gracePeriod <= .zero {
-                    lock(application, reason: "entered background")
-                } else if !isLocked {
-                    let scheduled = generation
-                    pendingLock?.cancel()
-                    // Unstructured on purpose: one timer that a return to the foreground must be able
-                    // to cancel on its own; the loop cancels it when it ends (defer above).
-                    pendingLock = Task {
-                        do {
-                            try await Task.sleep(for: gracePeriod)
-                            requestSink.yield(.graceElapsed(generation: scheduled))
-                        } catch {}
+        await withDiscardingTaskGroup { timers in
+            var generation = 0
+            // The pending grace timer's stop: finishing it ends the timer before it fires.
+            var pendingLock: AsyncStream<Never>.Continuation?
+            defer { pendingLock?.finish() }
+            for await request in requests {
+                switch request {
+                case .background:
+                    generation += 1
+                    if gracePeriod <= .zero {
+                        lock(application, reason: "entered background")
+                    } else if !isLocked {
+                        let scheduled = generation
+                        pendingLock?.finish()
+                        let (stop, stopper) = AsyncStream<Never>.makeStream()
+                        pendingLock = stopper
+                        timers.addTask {
+                            await Self.graceTimer(gracePeriod, until: stop) { requestSink.yield(.graceElapsed(generation: scheduled)) }
+                        }
+                        application.logger.debug("session locks in \(gracePeriod.configText) unless the application returns")
+                        publishStatus(application, pending: true)
                     }
-                    application.logger.debug("session locks in \(gracePeriod.configText) unless the application returns")
-                    publishStatus(application, pending: true)
-                }
-            case .graceElapsed(let scheduled):
-                guard scheduled == generation, pendingLock != nil else { continue }
-                pendingLock = nil
-                lock(application, reason: "entered background \(gracePeriod.configText) ago")
-            case .foreground:
-                generation += 1
-                if let timer = pendingLock {
-                    timer.cancel()
+                case .graceElapsed(let scheduled):
+                    guard scheduled == generation, pendingLock != nil else { continue }
                     pendingLock = nil
-                    application.logger.debug("returned within the grace period; lock cancelled")
-                    publishStatus(application, pending: false)
+                    lock(application, reason: "entered background \(gracePeriod.configText) ago")
+                case .foreground:
+                    generation += 1
+                    if let stopper = pendingLock {
+                        stopper.finish()
+                        pendingLock = nil
+                        application.logger.debug("returned within the grace period; lock cancelled")
+                        publishStatus(application, pending: false)
+                    }
+                    unlock(application)
+                case .hostUnlocked:
+                    reloadAfterExternalUnlock(application)
                 }
-                unlock(application)
-            case .hostUnlocked:
-                reloadAfterExternalUnlock(application)
             }
+        }
+    }
+
+    /// Sleeps `period` and then calls `elapsed`, unless `stop` ends first: then the sleep is
+    /// cancelled at once, so a return to the foreground leaves no timer behind.
+    private static func graceTimer(_ period: Duration, until stop: AsyncStream<Never>, elapsed: @Sendable () -> Void) async {
+        await withTaskGroup(of: Bool.self) { race in
+            race.addTask { (try? await Task.sleep(for: period)) != nil }
+            race.addTask {
+                for await _ in stop {}
+                return false
+            }
+            if await race.next() == true { elapsed() }
+            race.cancelAll()
         }
     }
 
