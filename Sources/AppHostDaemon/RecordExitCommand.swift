@@ -42,13 +42,13 @@ struct RecordExitCommand {
         } catch {
             // The config that broke the start must not lose the record: systemd's
             // $STATE_DIRECTORY is where the daemon keeps it by default.
-            guard stateDirectory == nil, let fallback = environment["STATE_DIRECTORY"]?.split(separator: ":").first, fallback.hasPrefix("/") else {
+            guard stateDirectory == nil, let fallback = ConfigurationLoader.systemdStateDirectory(environment: environment) else {
                 for line in error.lines(commandName: identifier) { logger.error("record-exit: \(line)") }
                 logger.error("record-exit: cannot tell where the state directory is; nothing recorded")
                 return .badConfiguration
             }
             logger.notice("record-exit: the config cannot be read (\(error.summary)); recording in $STATE_DIRECTORY, \(fallback)")
-            directory = String(fallback)
+            directory = fallback
         }
         do {
             try LaunchStateFiles(directory: directory).recordExit(cause)

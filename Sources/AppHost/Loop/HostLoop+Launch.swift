@@ -58,7 +58,7 @@ extension HostLoop {
             )
         }
         for index in services.indices {
-            if let failure = await launchOne(index, options: application(for: index).launchOptions ?? restoredOptions, overruns: &overruns, failures: &failures, group: &group) {
+            if let failure = await launchOne(index, options: services[index].context.launchOptions ?? restoredOptions, overruns: &overruns, failures: &failures, group: &group) {
                 let name = services[index].name
                 let isTerminated = failure.reason == .terminated
                 // A refusal or an overrun is a failure of the launch too, for its record.

@@ -131,7 +131,7 @@ extension HostLoop {
         let added = makeService(descriptor, instance: service)
         setServices(services + [added])
         let index = services.count - 1
-        guard let options = application(for: index).launchOptions else { return added.id }
+        guard let options = services[index].context.launchOptions else { return added.id }
         var overruns: [Overrun] = []
         var failures: [String: String] = [:]
         if let failure = await launchOne(index, options: options, overruns: &overruns, failures: &failures, group: &group) {

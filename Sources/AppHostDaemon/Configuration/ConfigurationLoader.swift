@@ -154,10 +154,7 @@ struct ConfigurationLoader: Sendable {
     /// list), else `$XDG_STATE_HOME/<name>`, else `$HOME/.local/state/<name>`, else
     /// `/var/lib/<name>`.
     static func defaultStateDirectory(environment: [String: String], name: String = DaemonIdentity.apphostd.stateDirectoryName) -> String {
-        if let list = environment["STATE_DIRECTORY"],
-           let first = list.split(separator: ":").first, first.hasPrefix("/") {
-            return String(first)
-        }
+        if let systemd = systemdStateDirectory(environment: environment) { return systemd }
         if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") {
             return xdg + "/" + name
         }
@@ -165,6 +162,13 @@ struct ConfigurationLoader: Sendable {
             return home + "/.local/state/" + name
         }
         return "/var/lib/" + name
+    }
+
+    /// The first absolute entry of `$STATE_DIRECTORY`'s colon list (the unit's `StateDirectory=`),
+    /// if set.
+    static func systemdStateDirectory(environment: [String: String]) -> String? {
+        guard let first = environment["STATE_DIRECTORY"]?.split(separator: ":").first, first.hasPrefix("/") else { return nil }
+        return String(first)
     }
 
     // MARK: services
