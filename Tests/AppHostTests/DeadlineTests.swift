@@ -14,7 +14,7 @@ import Testing
                 descriptor(Recorder(name: "stuck", journal: journal, hangs: ["didEnterBackground": latch], probe: probe), deadline: .milliseconds(100)),
                 descriptor(Recorder(name: "last", journal: journal)),
             ],
-            configuration: .init(hookDeadline: .seconds(2)),
+            configuration: .init(hookDeadline: .seconds(30)),
             logger: quietLogger
         )
         try await host.withRunning {
@@ -26,7 +26,9 @@ import Testing
             let clock = ContinuousClock()
             let start = clock.now
             #expect(try await host.enterBackground())
-            #expect(clock.now - start < .seconds(2), "the host waited for the stuck hook")
+            // Under the host's 30 s deadline: the service's own 100 ms one applied. Generous, so a
+            // loaded machine passes.
+            #expect(clock.now - start < .seconds(10), "the host waited for the stuck hook")
             #expect(journal.services(for: "didEnterBackground") == ["last", "stuck", "second", "first"])
             let status = host.status
             #expect(status.state == .background)

@@ -140,6 +140,9 @@ import Testing
                 descriptor(Recorder(name: "logger", journal: journal)),
                 descriptor(Recorder(name: "slow", journal: journal, hangs: ["didEnterBackground": latch]), deadline: .milliseconds(100)),
             ],
+            // The overrun is what this test reads; a stall (300 ms by default here) would add a
+            // health problem to the text when a loaded machine reads the status late.
+            configuration: .init(stallLimit: .seconds(3600)),
             logger: quietLogger
         )
         #expect(host.status.description == "notRunning · 2 services")
