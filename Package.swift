@@ -16,6 +16,11 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // The figures: swift-metrics' CoreMetrics (its Metrics module pulls in
+        // FoundationEssentials), rendered by swift-prometheus' registry into a node_exporter
+        // textfile (no Foundation, no HTTP server).
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // Without its default SubprocessFoundation trait: nothing here needs Data or Foundation.
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2", traits: []),
@@ -42,6 +47,7 @@ let package = Package(
         .target(
             name: "AppHost",
             dependencies: [
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -52,7 +58,9 @@ let package = Package(
                 "AppHost",
                 "CSystemd",
                 "CAppHostShims",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
@@ -63,6 +71,7 @@ let package = Package(
                 "AppHost",
                 "AppHostSystemd",
                 "CSystemd",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -77,6 +86,8 @@ let package = Package(
                 "AppHostServices",
                 "CApphostdPrelude",
                 "CYAML",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -126,6 +137,7 @@ let package = Package(
                 "AppHostTestSupport",
                 "ServerFrameworkNames",
                 "ConfigurationLibraryNames",
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]
@@ -137,6 +149,8 @@ let package = Package(
                 "AppHostTestKit",
                 "AppHostTestSupport",
                 "CAppHostShims",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -144,7 +158,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppHostServicesTests",
-            dependencies: ["AppHostServices", "AppHostTestKit", "AppHostTestSupport", "NotificationTestSupport", "CSystemd", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["AppHostServices", "AppHostTestKit", "AppHostTestSupport", "NotificationTestSupport", "CSystemd", .product(name: "Logging", package: "swift-log"), .product(name: "Prometheus", package: "swift-prometheus")]
         ),
         .testTarget(
             name: "AppHostDaemonTests",

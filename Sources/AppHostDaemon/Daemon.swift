@@ -1,9 +1,11 @@
 import AppHost
 import AppHostSystemd
 import CApphostdPrelude
+import CoreMetrics
 import Glibc
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// The daemon: loads the config, then runs the host in one `ServiceGroup` beside the edge
 /// services — the sd_notify reporter, lifecycle signals, memory pressure, the watchdog — and maps
@@ -65,6 +67,16 @@ struct Daemon: Sendable {
         )
         var hostConfiguration = configuration.hostConfiguration
         hostConfiguration.restorableState = restorable
+        // The figures, for node_exporter's textfile collector: the host's, the built-in
+        // services', and a user's own services' through swift-metrics' global factory.
+        let metrics = configuration.metrics.textfile.map {
+            MetricsTextfile(path: $0, daemon: configuration.metrics.daemonLabel, logger: logger)
+        }
+        if let metrics {
+            Self.bootstrapMetricsOnce(metrics.factory)
+            hostConfiguration.metricsFactory = metrics.factory
+            CoreMetrics.Gauge(label: "apphost_info", dimensions: [("version", identity.version)], factory: metrics.factory).record(1)
+        }
 
         let host: PluggableApplicationHost
         do {
@@ -104,6 +116,7 @@ struct Daemon: Sendable {
                 "memory_pressure": "\(pressure?.source.sourceDescription ?? "off (disabled in config)")",
                 "watchdog": "\(watchdog?.summary ?? "off")",
                 "restorable_state": "\(restorable.fileDescriptorStore.summary); \(restorable.path)",
+                "metrics": "\(metrics.map { "\($0.path) (daemon=\"\($0.factory.daemon)\")" } ?? "off (no host.metrics.textfile)")",
             ]
         )
 
@@ -120,6 +133,8 @@ struct Daemon: Sendable {
             .init(service: WatchdogService(host: host, settings: watchdog, notifier: notifier), serviceName: "watchdog"),
         ]
         if let pressure { services.append(.init(service: pressure, serviceName: "memory-pressure")) }
+        // Before the host: it writes the host's last figures (notRunning) after the host ended.
+        if let metrics { services.insert(.init(service: metrics, serviceName: "metrics"), at: 1) }
         var groupLogger = logger
         groupLogger.logLevel = .warning
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [], cancellationSignals: [], logger: groupLogger))
@@ -149,6 +164,16 @@ struct Daemon: Sendable {
         }
         return await exitStatus(of: host, logger: logger)
     }
+
+    /// swift-metrics takes one factory per process; a second daemon run in the same process
+    /// (tests) records through the host's own factory only.
+    static func bootstrapMetricsOnce(_ factory: TextfileMetricsFactory) {
+        if !metricsBootstrapped.exchange(true, ordering: .acquiringAndReleasing) {
+            MetricsSystem.bootstrap(factory)
+        }
+    }
+
+    private static let metricsBootstrapped = Atomic<Bool>(false)
 
     /// 0 after a clean terminate (also one during launch), 1 after a failed launch.
     func exitStatus(of host: PluggableApplicationHost, logger: Logger) async -> ExitStatus {

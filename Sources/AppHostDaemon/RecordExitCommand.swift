@@ -57,6 +57,24 @@ struct RecordExitCommand {
             return .cannotWrite
         }
         logger.info("record-exit: the process ended: \(cause) (recorded in \(directory) for the next launch)", metadata: ["exit_cause": "\(cause)"])
+        markMetricsNotRunning(logger: logger)
         return .clean
+    }
+
+    /// A process that died (SIGKILL, a crash) could not write its last figures: the metrics
+    /// textfile, if the config names one, is rewritten to say `notRunning`. Best effort: the
+    /// exit is already recorded.
+    func markMetricsNotRunning(logger: Logger) {
+        guard let config,
+            let path = try? ConfigurationLoader(registry: ApphostdCommand.registry(), environment: environment, stateDirectoryName: ApphostdCommand.identity().stateDirectoryName)
+                .load(path: config).metrics.textfile
+        else { return }
+        do {
+            if try MetricsTextfile.markNotRunning(path: path) {
+                logger.info("record-exit: \(path) says notRunning")
+            }
+        } catch {
+            logger.warning("record-exit: cannot mark the metrics textfile notRunning: \(error)")
+        }
     }
 }

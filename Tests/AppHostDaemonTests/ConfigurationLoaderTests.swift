@@ -18,10 +18,24 @@ struct ConfigurationLoaderTests {
         #expect(configuration.logLevel == .info)
         #expect(configuration.stateDirectory == "/var/lib/apphostd")
         #expect(configuration.memoryPressure == .init(enabled: true, warningStall: .milliseconds(200), criticalStall: .milliseconds(800), window: .seconds(2)))
+        #expect(configuration.metrics.textfile == nil, "no metrics file unless the config names one")
         #expect(configuration.services.map(\.name) == ["logger"])
         #expect(configuration.services[0].type == "logger")
         #expect(configuration.services[0].isRequired == false)
         #expect(configuration.services[0].line == 2)
+    }
+
+    @Test("host.metrics: the textfile, and the daemon label as set or from the file's base name")
+    func metricsSettings() throws {
+        let named = try loader.load(text: "host:\n  metrics:\n    textfile: /run/m/kiosk-3.prom\nservices:\n  - logger\n", file: "m.yaml")
+        #expect(named.metrics.textfile == "/run/m/kiosk-3.prom")
+        #expect(named.metrics.daemonLabel == "kiosk-3")
+        let labelled = try loader.load(text: "host:\n  metrics:\n    textfile: /run/m/a.prom\n    daemon: front desk\nservices:\n  - logger\n", file: "m.yaml")
+        #expect(labelled.metrics.daemonLabel == "front desk")
+        let errors = #expect(throws: InvalidConfiguration.self) {
+            try loader.load(text: "host:\n  metrics:\n    textfile: /run/m/.prom\n    daemon: \"a\\tb\"\nservices:\n  - logger\n", file: "m.yaml")
+        }
+        #expect(errors?.errors.map(\.keyPath) == ["host.metrics.textfile", "host.metrics.daemon"], "every problem at once")
     }
 
     @Test func everyKeyIsRead() throws {

@@ -47,6 +47,7 @@ final class HookRun: Sendable {
         for index in calls.indices {
             let result = await calls[index].perform()
             let endedAt = ContinuousClock.now
+            calls[index].application.context.metrics.recordHook(calls[index].hook.name, duration: endedAt - startedAt)
             // Records the answer and starts the next call in one step: a call ends when the
             // next one starts (one clock read and one lock per call).
             let isOwn = progress.withLock { progress -> Bool in

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Logging
 import Synchronization
 
@@ -30,6 +31,10 @@ public final class PluggableApplicationHost: Sendable {
         /// unhealthy (`HostStatus.healthProblem`; the daemon's watchdog then stops and triggers).
         /// nil: three times the service's hook deadline. Never shorter than that deadline.
         public var stallLimit: Duration?
+        /// Where the host records its figures (`apphost_state`, `apphost_hook_duration_seconds`,
+        /// …) and where `ApplicationHandle.metricsFactory` points services; nil: swift-metrics'
+        /// global `MetricsSystem.factory` (a no-op until the program bootstraps one).
+        public var metricsFactory: (any MetricsFactory)?
 
         /// Settings with the given values.
         public init(
@@ -40,7 +45,8 @@ public final class PluggableApplicationHost: Sendable {
             restorableState: (any RestorableStateStorage)? = nil,
             stateDirectory: String? = nil,
             trimHeap: (@Sendable (MemoryWarningLevel) -> Void)? = nil,
-            stallLimit: Duration? = nil
+            stallLimit: Duration? = nil,
+            metricsFactory: (any MetricsFactory)? = nil
         ) {
             self.hookDeadline = hookDeadline
             self.launchDeadline = launchDeadline
@@ -50,6 +56,7 @@ public final class PluggableApplicationHost: Sendable {
             self.stateDirectory = stateDirectory
             self.trimHeap = trimHeap
             self.stallLimit = stallLimit
+            self.metricsFactory = metricsFactory
         }
     }
 
@@ -73,6 +80,8 @@ public final class PluggableApplicationHost: Sendable {
     let hasStagedRestorableState = Atomic<Bool>(false)
     /// The loop waits for input outside any request (`HostLoop.nextIdleInput`).
     let isLoopIdle = Atomic<Bool>(false)
+    /// The host's own figures.
+    let metrics: HostMetrics
 
     /// A host for `services`, in registration order.
     /// - Throws: `InvalidConfiguration`, one for each service whose name an earlier one has.
@@ -88,6 +97,7 @@ public final class PluggableApplicationHost: Sendable {
         self.logger = logger
         self.bus = bus
         (inputs, input) = AsyncStream<HostInput>.makeStream(bufferingPolicy: .unbounded)
+        metrics = HostMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
         published = Mutex(Published(status: HostStatus(
             state: .notRunning,
             services: services.map { ServiceHealth(name: $0.name, isRequired: $0.isRequired, condition: .healthy) }
@@ -230,6 +240,7 @@ public final class PluggableApplicationHost: Sendable {
 
     func publish(status: HostStatus) {
         published.withLock { $0.status = status }
+        metrics.show(status)
     }
 
     func publish(launch: Result<LaunchOptions, LaunchFailure>) {

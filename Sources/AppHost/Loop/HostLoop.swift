@@ -133,6 +133,7 @@ struct HostLoop {
         case .memoryWarning(let level, let reply):
             switch machine.decide(.memoryWarning(level)) {
             case .perform(let actions):
+                host.metrics.countMemoryWarning(level)
                 await perform(actions, group: &group)
                 await finishRequest(persist: true, group: &group)
                 reply.resume(returning: .success(()))
@@ -149,6 +150,7 @@ struct HostLoop {
             }
         case .reload(let load, let reply):
             let result = await reload(load, group: &group)
+            if case .success = result { host.metrics.countReload(applied: true) } else { host.metrics.countReload(applied: false) }
             await finishRequest(ready: true, group: &group)
             reply.resume(returning: result)
         case .note(let text, let reply):
@@ -538,6 +540,7 @@ struct HostLoop {
             overruns.append(overrun)
             services[index].health.lastOverrun = overrun
             lastOverrun = overrun
+            services[index].context.metrics.countOverrun()
             logger.warning("\(overrun)", metadata: ["service": "\(name)", "event": "\(event.name)", "deadline": "\(deadline.configText)"])
         }
     }
@@ -587,7 +590,8 @@ struct HostLoop {
             context: ApplicationHandle.Context(
                 serviceName: descriptor.name, logger: logger, configuration: descriptor.configuration, bus: bus,
                 launchOptions: options, stateDirectory: configuration.stateDirectory, keepRestorableState: keep,
-                reportHealth: { host.healthReported($0, in: reportedHealth) }
+                reportHealth: { host.healthReported($0, in: reportedHealth) },
+                metrics: ServiceMetrics(serviceName: descriptor.name, factory: host.metrics.factory)
             ),
             stagedState: staged
         )

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Logging
 
 /// What a service's hook is handed: the service's own name, settings and logger, the bus, and
@@ -17,8 +18,9 @@ public struct ApplicationHandle: Sendable {
         let stateDirectory: String?
         let keepRestorableState: (@Sendable ([UInt8]) -> Void)?
         let reportHealth: (@Sendable (String?) -> Void)?
+        let metrics: ServiceMetrics
 
-        package init(
+        package convenience init(
             serviceName: String,
             logger: Logger,
             configuration: ServiceConfiguration,
@@ -26,8 +28,29 @@ public struct ApplicationHandle: Sendable {
             launchOptions: LaunchOptions?,
             stateDirectory: String?,
             keepRestorableState: (@Sendable ([UInt8]) -> Void)?,
-            reportHealth: (@Sendable (String?) -> Void)? = nil
+            reportHealth: (@Sendable (String?) -> Void)? = nil,
+            metricsFactory: (any MetricsFactory)? = nil
         ) {
+            self.init(
+                serviceName: serviceName, logger: logger, configuration: configuration, bus: bus,
+                launchOptions: launchOptions, stateDirectory: stateDirectory, keepRestorableState: keepRestorableState,
+                reportHealth: reportHealth,
+                metrics: ServiceMetrics(serviceName: serviceName, factory: metricsFactory ?? MetricsSystem.factory)
+            )
+        }
+
+        init(
+            serviceName: String,
+            logger: Logger,
+            configuration: ServiceConfiguration,
+            bus: MessageBus,
+            launchOptions: LaunchOptions?,
+            stateDirectory: String?,
+            keepRestorableState: (@Sendable ([UInt8]) -> Void)?,
+            reportHealth: (@Sendable (String?) -> Void)?,
+            metrics: ServiceMetrics
+        ) {
+            self.metrics = metrics
             self.serviceName = serviceName
             self.logger = logger
             self.configuration = configuration
@@ -43,7 +66,7 @@ public struct ApplicationHandle: Sendable {
             Context(
                 serviceName: serviceName, logger: logger, configuration: configuration, bus: bus,
                 launchOptions: launchOptions, stateDirectory: stateDirectory, keepRestorableState: keepRestorableState,
-                reportHealth: reportHealth
+                reportHealth: reportHealth, metrics: metrics
             )
         }
     }
@@ -69,6 +92,10 @@ public struct ApplicationHandle: Sendable {
     public var launchOptions: LaunchOptions? { context.launchOptions }
     /// The state directory the host keeps its files in, if it has one.
     public var stateDirectory: String? { context.stateDirectory }
+    /// Where this host records figures: pass it to swift-metrics (`Counter(label:dimensions:
+    /// factory:)`) so a service's own figures go where the host's go (in the daemon, the
+    /// Prometheus textfile) and a test's host keeps them apart.
+    public var metricsFactory: any MetricsFactory { context.metrics.factory }
 
     /// A handle on `context` with the host's state now.
     package init(context: Context, state: ApplicationState, isSessionLocked: Bool, serviceCount: Int) {
@@ -90,13 +117,14 @@ public struct ApplicationHandle: Sendable {
         stateDirectory: String?,
         serviceCount: Int,
         keepRestorableState: (@Sendable ([UInt8]) -> Void)? = nil,
-        reportHealth: (@Sendable (String?) -> Void)? = nil
+        reportHealth: (@Sendable (String?) -> Void)? = nil,
+        metricsFactory: (any MetricsFactory)? = nil
     ) {
         self.init(
             context: Context(
                 serviceName: serviceName, logger: logger, configuration: configuration, bus: bus,
                 launchOptions: launchOptions, stateDirectory: stateDirectory, keepRestorableState: keepRestorableState,
-                reportHealth: reportHealth
+                reportHealth: reportHealth, metricsFactory: metricsFactory
             ),
             state: state,
             isSessionLocked: isSessionLocked,

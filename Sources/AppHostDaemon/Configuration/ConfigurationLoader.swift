@@ -17,7 +17,9 @@ struct ConfigurationLoader: Sendable {
     /// Keys allowed at the top of the file.
     static let topLevelKeys = ["host", "services"]
     /// Keys allowed under `host:`.
-    static let hostKeys = ["hook-deadline", "launch-deadline", "terminate-deadline", "stall-limit", "state-directory", "log-level", "memory-pressure"]
+    static let hostKeys = ["hook-deadline", "launch-deadline", "terminate-deadline", "stall-limit", "state-directory", "log-level", "memory-pressure", "metrics"]
+    /// Keys allowed under `host.metrics:`.
+    static let metricsKeys = ["textfile", "daemon"]
     /// Keys allowed under `host.memory-pressure:`.
     static let memoryPressureKeys = ["enabled", "warning-stall", "critical-stall", "window"]
     /// Keys allowed in one `services:` entry.
@@ -104,6 +106,34 @@ struct ConfigurationLoader: Sendable {
         if let pressure = problems.read({ () throws(ConfigurationError) in try host.section("memory-pressure") }) {
             configuration.memoryPressure = memoryPressure(pressure, problems: &problems)
         }
+        if let metrics = problems.read({ () throws(ConfigurationError) in try host.section("metrics") }) {
+            configuration.metrics = self.metrics(metrics, problems: &problems)
+        }
+    }
+
+    private func metrics(_ section: ServiceConfiguration, problems: inout ConfigurationErrorCollector) -> DaemonConfiguration.Metrics {
+        problems.record(section.unknownKeys(Self.metricsKeys))
+        var result = DaemonConfiguration.Metrics()
+        if let path = problems.read({ () throws(ConfigurationError) in try section.string("textfile") }) {
+            let name = path.split(separator: "/").last.map(String.init) ?? ""
+            if !path.hasPrefix("/") {
+                problems.record(section.error("textfile", "\"\(path)\" is not an absolute path", hint: "write it like /run/apphostd-metrics/apphostd.prom"))
+            } else if !name.hasSuffix(".prom") || name == ".prom" || path.hasSuffix("/") {
+                problems.record(section.error("textfile", "\"\(path)\" does not name a file ending in .prom", hint: "node_exporter's textfile collector reads *.prom files only"))
+            } else if path.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+                problems.record(section.error("textfile", "the path holds a control character", hint: "write it like /run/apphostd-metrics/apphostd.prom"))
+            } else {
+                result.textfile = path
+            }
+        }
+        if let daemon = problems.read({ () throws(ConfigurationError) in try section.string("daemon") }) {
+            if daemon.isEmpty || daemon.count > 128 || daemon.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                problems.record(section.error("daemon", "expected a label value of 1 to 128 characters without control characters", hint: "write it like kiosk-3"))
+            } else {
+                result.daemon = daemon
+            }
+        }
+        return result
     }
 
     private func memoryPressure(_ section: ServiceConfiguration, problems: inout ConfigurationErrorCollector) -> DaemonConfiguration.MemoryPressure {

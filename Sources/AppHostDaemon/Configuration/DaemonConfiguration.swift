@@ -20,6 +20,24 @@ public struct DaemonConfiguration: Sendable {
         public internal(set) var window: Duration = .seconds(2)
     }
 
+    /// `host.metrics:`: where the daemon writes its figures for node_exporter's textfile
+    /// collector.
+    public struct Metrics: Sendable, Equatable {
+        /// The `*.prom` file to write; nil: no metrics file.
+        public internal(set) var textfile: String?
+        /// The `daemon` label as set in the file; nil: `daemonLabel` derives it.
+        public internal(set) var daemon: String?
+
+        /// The value of the `daemon` label on every series: as set, else the textfile's base
+        /// name without `.prom` (`/run/apphostd-metrics/kiosk.prom` → `kiosk`), so daemons that
+        /// share one collector directory never share a series.
+        public var daemonLabel: String {
+            if let daemon { return daemon }
+            let name = textfile?.split(separator: "/").last.map(String.init) ?? "apphostd.prom"
+            return String(name.dropLast(".prom".count))
+        }
+    }
+
     /// One entry of `services:`, in the file's order.
     public struct ServiceEntry: Sendable {
         /// The unique instance name.
@@ -55,6 +73,8 @@ public struct DaemonConfiguration: Sendable {
     public internal(set) var logLevel: Logger.Level = .info
     /// Memory-pressure thresholds.
     public internal(set) var memoryPressure = MemoryPressure()
+    /// The metrics textfile.
+    public internal(set) var metrics = Metrics()
     /// The services, in registration order.
     public internal(set) var services: [ServiceEntry]
 

@@ -42,6 +42,7 @@ public final class AnalyticsService: ApplicationService {
         var store: AnalyticsStore?
         var phase: Phase?
         var phaseStart = ContinuousClock.now
+        var metrics: AnalyticsMetrics?
     }
 
     private let state: Mutex<State>
@@ -122,6 +123,13 @@ public final class AnalyticsService: ApplicationService {
     public func application(_ application: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
         // The run loop flushes this right after launch, off the readiness path.
         record(.launch, first: options.isFirstLaunch, previousExit: options.previousExit.rawValue, exitCause: options.previousExitCause?.description)
+        let metrics = AnalyticsMetrics(factory: application.metricsFactory)
+        if let report = state.withLock({ state in
+            state.metrics = metrics
+            return state.store?.report
+        }) {
+            metrics.show(report)
+        }
         keepUnflushed(application)
         return true
     }
@@ -144,6 +152,7 @@ public final class AnalyticsService: ApplicationService {
         state.withLock { state in
             closePhase(&state)
             _ = state.store?.record(.background)
+            state.metrics?.backgroundEntries.increment()
             state.phase = .background
             state.phaseStart = .now
         }
@@ -155,6 +164,7 @@ public final class AnalyticsService: ApplicationService {
         state.withLock { state in
             closePhase(&state)
             _ = state.store?.record(.foreground)
+            state.metrics?.foregroundEntries.increment()
         }
         keepUnflushed(application)
     }

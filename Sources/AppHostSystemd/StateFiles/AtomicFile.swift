@@ -20,10 +20,15 @@ package enum AtomicFile {
     /// Writes `data` to `path` by writing a temporary file beside it, fsyncing it, renaming it
     /// over `path` and fsyncing the directory. Several files in one directory can share the last
     /// write's directory sync (`syncingDirectory: false` before it): one fsync covers the renames.
-    package static func write(_ data: [UInt8], to path: String, permissions: mode_t = 0o600, syncingDirectory: Bool = true) throws(Failure) {
+    /// `durable: false` skips both fsyncs, for a file that is rewritten from memory anyway (the
+    /// metrics textfile): a reader still never sees a mix.
+    package static func write(_ data: [UInt8], to path: String, permissions: mode_t = 0o600, syncingDirectory: Bool = true, durable: Bool = true) throws(Failure) {
         let temporary = path + ".tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, permissions)
         guard fd >= 0 else { throw Failure(operation: "open", path: temporary, code: errno) }
+        // The mode asked for, whatever the umask (a hardened unit's UMask=0077 would leave a
+        // file meant for another user's reader, 0644, unreadable to it).
+        _ = fchmod(fd, permissions)
         var offset = 0
         while offset < data.count {
             let written = data.withUnsafeBytes { buffer in
@@ -38,7 +43,7 @@ package enum AtomicFile {
             }
             offset += written
         }
-        if fsync(fd) != 0 {
+        if durable, fsync(fd) != 0 {
             let code = errno
             close(fd)
             unlink(temporary)
@@ -50,7 +55,7 @@ package enum AtomicFile {
             unlink(temporary)
             throw Failure(operation: "rename", path: path, code: code)
         }
-        if syncingDirectory { syncDirectory(of: path) }
+        if durable, syncingDirectory { syncDirectory(of: path) }
     }
 
     /// Removes what `write(_:to:)` left of `path` when a process died mid-write (SIGKILL):

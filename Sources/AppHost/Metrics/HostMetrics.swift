@@ -1,0 +1,78 @@
+import CoreMetrics
+import Synchronization
+
+/// The host's own figures, recorded through swift-metrics with the factory the host was given
+/// (`PluggableApplicationHost.Configuration.metricsFactory`), so any backend that implements
+/// `MetricsFactory` shows them: `apphost_state{state}`, `apphost_session_locked`,
+/// `apphost_healthy`, `apphost_services{status}`, `apphost_memory_warnings_total{level}` and
+/// `apphost_reloads_total{result}`; each service's `ServiceMetrics` adds its hooks' figures.
+///
+/// Gauges change only when what they show changed: a request that moves nothing records nothing.
+final class HostMetrics: Sendable {
+    /// What the gauges show now.
+    private struct Shown: Equatable {
+        var state: ApplicationState?
+        var isSessionLocked = false
+        var isHealthy = true
+        var running = -1
+        var disabled = -1
+    }
+
+    let factory: any MetricsFactory
+    private let states: [(ApplicationState, CoreMetrics.Gauge)]
+    private let sessionLocked: CoreMetrics.Gauge
+    private let healthy: CoreMetrics.Gauge
+    private let running: CoreMetrics.Gauge
+    private let disabled: CoreMetrics.Gauge
+    private let warnings: CoreMetrics.Counter
+    private let criticalWarnings: CoreMetrics.Counter
+    private let appliedReloads: CoreMetrics.Counter
+    private let refusedReloads: CoreMetrics.Counter
+    private let shown: Mutex<Shown>
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+        states = ApplicationState.allCases.map { ($0, CoreMetrics.Gauge(label: "apphost_state", dimensions: [("state", $0.rawValue)], factory: factory)) }
+        sessionLocked = CoreMetrics.Gauge(label: "apphost_session_locked", factory: factory)
+        healthy = CoreMetrics.Gauge(label: "apphost_healthy", factory: factory)
+        running = CoreMetrics.Gauge(label: "apphost_services", dimensions: [("status", "running")], factory: factory)
+        disabled = CoreMetrics.Gauge(label: "apphost_services", dimensions: [("status", "disabled")], factory: factory)
+        warnings = CoreMetrics.Counter(label: "apphost_memory_warnings_total", dimensions: [("level", MemoryWarningLevel.warning.rawValue)], factory: factory)
+        criticalWarnings = CoreMetrics.Counter(label: "apphost_memory_warnings_total", dimensions: [("level", MemoryWarningLevel.critical.rawValue)], factory: factory)
+        appliedReloads = CoreMetrics.Counter(label: "apphost_reloads_total", dimensions: [("result", "applied")], factory: factory)
+        refusedReloads = CoreMetrics.Counter(label: "apphost_reloads_total", dimensions: [("result", "refused")], factory: factory)
+        shown = Mutex(Shown())
+    }
+
+    /// Shows `status`; records only the gauges whose value changed.
+    func show(_ status: HostStatus) {
+        var now = Shown(state: status.state, isSessionLocked: status.sessionLockReason != nil, isHealthy: status.healthProblem == nil, running: 0, disabled: 0)
+        for service in status.services {
+            if service.isEnabled { now.running += 1 } else { now.disabled += 1 }
+        }
+        let before = shown.withLock { shown in
+            defer { shown = now }
+            return shown
+        }
+        guard now != before else { return }
+        if now.state != before.state {
+            for (state, gauge) in states where state == now.state || state == before.state || before.state == nil {
+                gauge.record(state == now.state ? 1 : 0)
+            }
+        }
+        if now.isSessionLocked != before.isSessionLocked || before.state == nil { sessionLocked.record(now.isSessionLocked ? 1 : 0) }
+        if now.isHealthy != before.isHealthy || before.state == nil { healthy.record(now.isHealthy ? 1 : 0) }
+        if now.running != before.running { running.record(now.running) }
+        if now.disabled != before.disabled { disabled.record(now.disabled) }
+    }
+
+    /// A memory warning went out to the services.
+    func countMemoryWarning(_ level: MemoryWarningLevel) {
+        (level == .critical ? criticalWarnings : warnings).increment()
+    }
+
+    /// A reload was applied or refused (the running configuration kept).
+    func countReload(applied: Bool) {
+        (applied ? appliedReloads : refusedReloads).increment()
+    }
+}
