@@ -78,8 +78,20 @@ func samples(_ text: String) -> [String: String] {
         CoreMetrics.Timer(label: "t", factory: factory).recordNanoseconds(1)
         CoreMetrics.Gauge(label: "g", factory: factory).record(1)
         CoreMetrics.Meter(label: "m", factory: factory).set(2)
+        #expect(changes.value == 4)
+    }
+
+    @Test("a counter set to a kept total (reset, then increment) never renders the 0 in between")
+    func aResetWaitsForTheIncrementAfterIt() {
+        let factory = TextfileMetricsFactory(daemon: "d", logger: CapturedLogs().logger())
+        let counter = CoreMetrics.Counter(label: "apphost_launches_total", factory: factory)
+        counter.increment(by: 41)
         counter.reset()
-        #expect(changes.value == 5)
+        #expect(samples(String(decoding: factory.render(), as: UTF8.self))[#"apphost_launches_total{daemon="d"}"#] == "41")
+        counter.increment(by: 42)
+        #expect(samples(String(decoding: factory.render(), as: UTF8.self))[#"apphost_launches_total{daemon="d"}"#] == "42")
+        counter.increment()
+        #expect(samples(String(decoding: factory.render(), as: UTF8.self))[#"apphost_launches_total{daemon="d"}"#] == "43")
     }
 }
 

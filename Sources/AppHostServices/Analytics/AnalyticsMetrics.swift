@@ -39,7 +39,7 @@ struct AnalyticsMetrics: Sendable {
     }
 
     /// Sets every counter to the report's total. A reload can restart analytics in a running
-    /// process, where the counters already hold the totals: they start over from the report.
+    /// process, where the counters already hold the totals: they are set again from the report.
     func show(_ report: AnalyticsReport) {
         set(launches, report.launches)
         var byCause: [String: Int] = [:]
@@ -51,8 +51,10 @@ struct AnalyticsMetrics: Sendable {
         set(foregroundEntries, report.foregroundEntries)
     }
 
+    /// A reset and an increment, even by 0: the daemon's backend applies the two together, so
+    /// the textfile never shows the 0 between them (`TextfileMetricsFactory`).
     private func set(_ counter: CoreMetrics.Counter, _ value: Int) {
         counter.reset()
-        if value > 0 { counter.increment(by: Int64(value)) }
+        counter.increment(by: Int64(value))
     }
 }

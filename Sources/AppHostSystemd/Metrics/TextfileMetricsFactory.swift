@@ -28,6 +28,9 @@ public final class TextfileMetricsFactory: MetricsFactory, Sendable {
     private let logger: Logger
     private let changed: @Sendable () -> Void
     private let kinds = Mutex<[String: Kind]>([:])
+    /// Held while rendering, and while a counter's deferred reset and the increment after it
+    /// are applied together (`ChangeReporting.Counter`).
+    let rendering = ChangeReporting.RenderingLock()
     private let refused = Mutex<Set<String>>([])
 
     /// Buckets of `apphost_hook_duration_seconds`: hooks usually take microseconds; a deadline
@@ -54,7 +57,7 @@ public final class TextfileMetricsFactory: MetricsFactory, Sendable {
     public func render() -> [UInt8] {
         var buffer: [UInt8] = []
         buffer.reserveCapacity(4096)
-        registry.emit(into: &buffer)
+        rendering.mutex.withLock { _ in registry.emit(into: &buffer) }
         return buffer
     }
 
@@ -111,7 +114,7 @@ public final class TextfileMetricsFactory: MetricsFactory, Sendable {
 
     public func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
         guard let name = admit(label, as: .counter) else { return NOOPMetricsHandler.instance }
-        return ChangeReporting.Counter(prometheus.makeCounter(label: name, dimensions: labels(dimensions)), changed)
+        return ChangeReporting.Counter(prometheus.makeCounter(label: name, dimensions: labels(dimensions)), changed, rendering: rendering)
     }
 
     public func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
@@ -157,12 +160,40 @@ public final class TextfileMetricsFactory: MetricsFactory, Sendable {
 
 /// Handlers that record into the registry's own and then say that a figure changed.
 enum ChangeReporting {
+    /// Held while the registry renders.
+    final class RenderingLock: Sendable {
+        let mutex = Mutex<Void>(())
+    }
+
+    /// A counter whose `reset()` waits for the next increment and is applied with it, out of
+    /// the renderer's sight: a counter set to a kept total (reset, then increment by the total)
+    /// never shows the 0 in between, which Prometheus would read as a restart of the counter
+    /// and `increase()` as the whole total counted again.
     final class Counter: CounterHandler, Sendable {
         let base: any CounterHandler
         let changed: @Sendable () -> Void
-        init(_ base: any CounterHandler, _ changed: @escaping @Sendable () -> Void) { (self.base, self.changed) = (base, changed) }
-        func increment(by amount: Int64) { base.increment(by: amount); changed() }
-        func reset() { base.reset(); changed() }
+        let rendering: RenderingLock
+        private let isResetPending = Atomic<Bool>(false)
+
+        init(_ base: any CounterHandler, _ changed: @escaping @Sendable () -> Void, rendering: RenderingLock) {
+            (self.base, self.changed, self.rendering) = (base, changed, rendering)
+        }
+
+        func increment(by amount: Int64) {
+            if isResetPending.exchange(false, ordering: .acquiringAndReleasing) {
+                rendering.mutex.withLock { _ in
+                    base.reset()
+                    base.increment(by: amount)
+                }
+            } else {
+                base.increment(by: amount)
+            }
+            changed()
+        }
+
+        func reset() {
+            isResetPending.store(true, ordering: .releasing)
+        }
     }
 
     final class FloatingPointCounter: FloatingPointCounterHandler, Sendable {
