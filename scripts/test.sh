@@ -24,4 +24,6 @@ fi
 swift package dump-symbol-graph --minimum-access-level public > /dev/null
 python3 scripts/check-docs.py "$(dirname "$(swift build --show-bin-path)")/symbolgraph"
 swift package generate-documentation --target AppHost --warnings-as-errors
+# The Prometheus alerting rules: promtool check rules, promtool test rules.
+bash scripts/check-prometheus-rules.sh
 swift test --skip-build

@@ -31,6 +31,31 @@ import Testing
         #expect(try LaunchStateFiles(directory: directory).beginLaunch().previousExitCause == .signal("KILL"))
     }
 
+    @Test("after a kill, the metrics textfile the config names says notRunning: a dead daemon never looks alive")
+    func theMetricsTextfileSaysNotRunning() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let textfile = directory + "/kiosk.prom"
+        try """
+            # TYPE apphost_state gauge
+            apphost_state{daemon="kiosk",state="active"} 1.0
+            apphost_state{daemon="kiosk",state="notRunning"} 0.0
+            # TYPE apphost_launches_total counter
+            apphost_launches_total{daemon="kiosk"} 3
+
+            """.write(toFile: textfile, atomically: true, encoding: .utf8)
+        try "host:\n  state-directory: \(directory)/state\n  metrics:\n    textfile: \(textfile)\nservices:\n  - logger\n"
+            .write(toFile: directory + "/c.yaml", atomically: true, encoding: .utf8)
+        let status = RecordExitCommand(config: directory + "/c.yaml", stateDirectory: nil, environment: ["SERVICE_RESULT": "signal", "EXIT_CODE": "killed", "EXIT_STATUS": "KILL"]).run()
+        #expect(status == .clean)
+        let text = try String(contentsOfFile: textfile, encoding: .utf8)
+        #expect(text.contains(#"apphost_state{daemon="kiosk",state="active"} 0"#))
+        #expect(text.contains(#"apphost_state{daemon="kiosk",state="notRunning"} 1"#))
+        #expect(text.contains(#"apphost_launches_total{daemon="kiosk"} 3"#))
+        var info = stat()
+        #expect(stat(textfile, &info) == 0 && info.st_mode & 0o777 == 0o644, "node_exporter must still read it")
+    }
+
     @Test func runByHandItSaysWhereItBelongsAndRecordsNothing() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
