@@ -11,6 +11,14 @@
 #   etc/apphostd/session-secret             a new random secret (root-only), unless one is there
 #   etc/systemd/system/apphostd.service     deploy/apphostd.service
 #   usr/local/share/doc/apphostd/README.md  README.md (the unit's Documentation=)
+#   etc/sysusers.d/apphostd.conf            the system group apphostd-metrics (the unit's
+#                                           SupplementaryGroups=), made at once with systemd-sysusers
+#   etc/tmpfiles.d/apphostd.conf            /run/apphostd-metrics (root:apphostd-metrics 2775) and
+#                                           an empty apphostd.prom in it, at boot and at once
+#                                           (the metrics textfile's place; see INSTALL.md)
+#   var/lib/prometheus/node-exporter/apphostd.prom
+#                                           a link to /run/apphostd-metrics/apphostd.prom, when
+#                                           node_exporter's textfile directory is there
 # On ROOT=/ it then runs `systemctl daemon-reload`; enabling and starting is the operator's step.
 # Runs as root (no sudo inside). Running it again upgrades the binary, the unit and the README
 # and keeps the config and the secret.
@@ -86,12 +94,42 @@ echo "installed $unit_dir/apphostd.service"
 install -m 0644 "$source_dir/README.md" "$doc_dir/README.md"
 echo "installed $doc_dir/README.md"
 
+# The metrics textfile: /run/apphostd-metrics, root's and group apphostd-metrics' (2775), which
+# the unit joins (SupplementaryGroups=) and may write (ReadWritePaths=); tmpfiles.d makes it with
+# an empty file at boot, so node_exporter's link to it never dangles (an empty textfile has no
+# series and is no error).
+sysusers_dir=$prefix/etc/sysusers.d
+tmpfiles_dir=$prefix/etc/tmpfiles.d
+install -d -m 0755 "$sysusers_dir" "$tmpfiles_dir"
+printf '%s\n' \
+  '# apphostd: the group that may write the metrics textfile (the unit'"'"'s SupplementaryGroups=)' \
+  'g apphostd-metrics -' > "$sysusers_dir/apphostd.conf"
+printf '%s\n' \
+  '# apphostd: the metrics textfile (host.metrics.textfile), read by node_exporter through a link' \
+  'd /run/apphostd-metrics 2775 root apphostd-metrics -' \
+  'f /run/apphostd-metrics/apphostd.prom 0644 root apphostd-metrics -' > "$tmpfiles_dir/apphostd.conf"
+chmod 0644 "$sysusers_dir/apphostd.conf" "$tmpfiles_dir/apphostd.conf"
+if [ -z "$prefix" ]; then
+  systemd-sysusers "$sysusers_dir/apphostd.conf"
+else
+  systemd-sysusers --root="$root" "$sysusers_dir/apphostd.conf"
+fi
+echo "installed $sysusers_dir/apphostd.conf (group apphostd-metrics) and $tmpfiles_dir/apphostd.conf"
+collector_dir=$prefix/var/lib/prometheus/node-exporter
+if [ -d "$collector_dir" ]; then
+  ln -sfn /run/apphostd-metrics/apphostd.prom "$collector_dir/apphostd.prom"
+  echo "linked $collector_dir/apphostd.prom -> /run/apphostd-metrics/apphostd.prom (node_exporter's textfile directory)"
+else
+  echo "no $collector_dir (prometheus-node-exporter not installed): to export metrics later, link it as deploy/INSTALL.md says"
+fi
+
 if [ -z "$prefix" ]; then
   if ! systemctl daemon-reload; then
     echo "install.sh: the files are installed, but systemctl daemon-reload failed (is systemd PID 1 here?)" >&2
     exit 1
   fi
   echo "ran systemctl daemon-reload"
+  systemd-tmpfiles --create "$tmpfiles_dir/apphostd.conf" || echo "install.sh: systemd-tmpfiles --create failed; /run/apphostd-metrics appears at the next boot" >&2
   echo "next: systemctl enable --now apphostd   (or systemctl restart apphostd if it was already running)"
 else
   echo "not calling systemctl: $root is not the running system's root; enable the unit there (systemctl enable apphostd)"

@@ -91,7 +91,7 @@ struct Daemon: Sendable {
 
         let watchdog = WatchdogSettings.fromEnvironment(environment)
         let reporter = SystemdNotifyService(host: host, notifier: notifier, reloadStatus: "reloading \(configPath)", triggersWatchdog: watchdog != nil)
-        let reloader = Reloader(configPath: configPath, loader: loader, registry: registry, logger: logger, recorder: ReloadRecorder(stateDirectory: configuration.stateDirectory))
+        let reloader = Reloader(configPath: configPath, loader: loader, registry: registry, logger: logger, recorder: ReloadRecorder(stateDirectory: configuration.stateDirectory), metrics: configuration.metrics)
         let signals: LifecycleSignalService
         do {
             signals = try LifecycleSignalService(host: host, logger: logger) { await reloader.reload(host: $0) }

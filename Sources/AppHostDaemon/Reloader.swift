@@ -14,10 +14,12 @@ struct Reloader: Sendable {
     let logger: Logger
     /// Where the record of each reload goes.
     let recorder: ReloadRecorder
+    /// `host.metrics` as the daemon started with it: a reload cannot move the textfile.
+    var metrics = DaemonConfiguration.Metrics()
 
     func reload(host: PluggableApplicationHost) async {
         let takenAt = SystemdNotifier.monotonicMicroseconds()
-        let configPath = configPath, loader = loader, registry = registry
+        let configPath = configPath, loader = loader, registry = registry, metrics = metrics, logger = logger
         let record: ReloadRecord
         let bootID = ReloadRecord.currentBootID
         do {
@@ -25,6 +27,9 @@ struct Reloader: Sendable {
                 let configuration = try loader.load(path: configPath)
                 let descriptors = configuration.serviceDescriptors(registry: registry)
                 LogLevelControl.shared.level = configuration.logLevel
+                if configuration.metrics != metrics {
+                    logger.notice("host.metrics changed: it takes effect at the next start; the metrics textfile stays \(metrics.textfile ?? "off")")
+                }
                 return descriptors
             }
             logger.info("reloaded \(configPath)")

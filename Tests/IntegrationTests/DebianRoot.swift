@@ -22,9 +22,10 @@ enum DebianRoot {
     static let mirror = ProcessInfo.processInfo.environment["APPHOSTD_DEBIAN_MIRROR"].flatMap { $0.isEmpty ? nil : $0 }
         ?? "http://deb.debian.org/debian"
 
-    /// What the root holds: systemd as init, D-Bus, and the libraries the static daemon loads.
+    /// What the root holds: systemd as init, D-Bus, the libraries the static daemon loads, and
+    /// node_exporter (enabled at boot, as Debian installs it), which reads the metrics textfile.
     static let debootstrapArguments = [
-        "--variant=minbase", "--include=systemd,systemd-sysv,dbus,libyaml-0-2,libsystemd0", "bookworm",
+        "--variant=minbase", "--include=systemd,systemd-sysv,dbus,libyaml-0-2,libsystemd0,prometheus-node-exporter", "bookworm",
     ]
 
     /// The marker's text: a different recipe or mirror is a different root.

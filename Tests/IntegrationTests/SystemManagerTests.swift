@@ -584,6 +584,71 @@ extension IntegrationSuites {
             #expect(status["ExecMainStatus"] == "0", "\(status)\n\(stopJournal)")
         }
 
+        /// node_exporter's own answer (`/metrics` on 127.0.0.1:9100 in the container's network),
+        /// through the host's curl run in the container's network namespace.
+        static func nodeExporterMetrics(_ system: SystemManager) async throws -> [String: String] {
+            let result = try await ProcessRunner.run([
+                "nsenter", "--target", "\(system.pid1)", "--net", "--", "curl", "-sS", "--max-time", "5", "http://127.0.0.1:9100/metrics",
+            ])
+            guard result.succeeded else { return [:] }
+            var samples: [String: String] = [:]
+            for line in result.stdout.split(separator: "\n") where !line.hasPrefix("#") {
+                guard let space = line.lastIndex(of: " ") else { continue }
+                samples[String(line[..<space])] = String(line[line.index(after: space)...])
+            }
+            return samples
+        }
+
+        @Test(
+            "metrics on, as INSTALL.md says: the dynamic user writes /run/apphostd-metrics/apphostd.prom, Debian's node_exporter reads it through install.sh's link, and a stop leaves notRunning",
+            .enabled(if: ProcessRunner.resolve("curl") != nil, "needs curl on the host (Debian package curl)")
+        )
+        func nodeExporterReadsTheTextfile() async throws {
+            let system = try Self.system()
+            try await Self.ensureActive(system)
+            let link = try await system.run(["readlink", "/var/lib/prometheus/node-exporter/apphostd.prom"])
+            #expect(link.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "/run/apphostd-metrics/apphostd.prom", "install.sh's link: \(link)")
+            let good = try system.read(Self.configPath)
+            let anchor = "  # metrics:\n  #   textfile: /run/apphostd-metrics/apphostd.prom\n"
+            try #require(good.contains(anchor), "the installed config has no commented metrics section to turn on")
+            try system.write(good.replacingOccurrences(of: anchor, with: "  metrics:\n    textfile: /run/apphostd-metrics/apphostd.prom\n"), to: Self.configPath)
+            defer { try? system.write(good, to: Self.configPath) }
+            let restart = try await system.systemctl("restart", Self.unit, timeout: .seconds(120))
+            #expect(restart.succeeded, "\(restart)")
+            try await Self.waitForStatus(system, "running again with metrics on", Self.isActiveAndForeground)
+
+            var samples: [String: String] = [:]
+            let exported = try await Poll.until(timeout: .seconds(20), interval: .milliseconds(200)) {
+                samples = try await Self.nodeExporterMetrics(system)
+                return samples[#"apphost_state{daemon="apphostd",state="active"}"#] == "1"
+            }
+            if !exported {
+                let journals = await system.journalText(unit: "prometheus-node-exporter") + "\n" + (await system.journalText(unit: Self.unit))
+                Issue.record("node_exporter never showed the daemon active: \(samples.filter { $0.key.hasPrefix("apphost") || $0.key.hasPrefix("node_textfile") })\n\(journals)")
+            }
+            #expect(samples["node_textfile_scrape_error"] == "0", "\(samples.filter { $0.key.hasPrefix("node_textfile") })")
+            #expect(samples[#"apphost_services{daemon="apphostd",status="running"}"#] == "4")
+            // tmpfiles.d's directory (root, group apphostd-metrics, setgid, 2775); the file the
+            // dynamic user renamed into it, 0644 for node_exporter.
+            let directory = try await system.run(["stat", "-c", "%U %G %a %F", "/run/apphostd-metrics"])
+            #expect(directory.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "root apphostd-metrics 2775 directory", "\(directory)")
+            let file = try await system.run(["stat", "-c", "%u %a %F", "/run/apphostd-metrics/apphostd.prom"])
+            let fields = file.stdout.split(separator: " ")
+            #expect(fields.first.flatMap { Int($0) }.map { (61184...65519).contains($0) } == true, "written by the dynamic user: \(file)")
+            #expect(fields.dropFirst().first == "644", "\(file)")
+
+            let stop = try await system.systemctl("stop", Self.unit, timeout: .seconds(60))
+            #expect(stop.succeeded, "\(stop)")
+            let stopped = try await Poll.until(timeout: .seconds(20), interval: .milliseconds(200)) {
+                samples = try await Self.nodeExporterMetrics(system)
+                return samples[#"apphost_state{daemon="apphostd",state="notRunning"}"#] == "1"
+            }
+            #expect(stopped, "a stopped daemon's file must say notRunning: \(samples.filter { $0.key.hasPrefix("apphost_state") })")
+            #expect(samples[#"apphost_state{daemon="apphostd",state="active"}"#] == "0")
+            try system.write(good, to: Self.configPath)
+            try await Self.ensureActive(system)
+        }
+
         @Test("systemd-analyze security apphostd in the booted system rates at most 0.9")
         func securityExposureInTheBootedSystem() async throws {
             let system = try Self.system()

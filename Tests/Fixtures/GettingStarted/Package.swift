@@ -10,11 +10,15 @@ let package = Package(
         .package(name: "apphostd", path: "../../.."),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         .target(
             name: "Heartbeat",
-            dependencies: [.product(name: "AppHost", package: "apphostd")]
+            dependencies: [
+                .product(name: "AppHost", package: "apphostd"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
         ),
         .executableTarget(
             name: "heartbeatd",

@@ -1,4 +1,5 @@
 import AppHost
+import CoreMetrics
 
 /// Logs each launch, says when it flushes before the background, and publishes a `Beat` on
 /// the bus every `interval` while it runs, counting on across runs.
@@ -37,6 +38,9 @@ extension Heartbeat: ApplicationService {
         // The count is restorable state: it goes on where the last run left off, even after
         // a crash, a SIGKILL or a restart.
         var count = app.launchOptions?.restoredState.flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
+        // Recorded where the host records its own figures: under apphostd with
+        // host.metrics.textfile, heartbeat_beats_total{daemon="…"} in the Prometheus textfile.
+        let beats = Counter(label: "heartbeat_beats_total", factory: app.metricsFactory)
         while true {
             let started = ContinuousClock.now
             try await Task.sleep(for: interval)
@@ -47,6 +51,7 @@ extension Heartbeat: ApplicationService {
                 app.reportHealthy()
             }
             count += 1
+            beats.increment()
             app.bus.publish(Beat(count: count))
             app.keepRestorableState(Array(String(count).utf8))
         }
