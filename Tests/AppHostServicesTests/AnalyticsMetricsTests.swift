@@ -20,12 +20,7 @@ struct AnalyticsMetricsTests {
             try await host.launched()
             try await body(host)
         }
-        var result: [String: String] = [:]
-        for line in registry.emitToString().split(separator: "\n") where !line.hasPrefix("#") {
-            guard let space = line.lastIndex(of: " ") else { continue }
-            result[String(line[..<space])] = String(line[line.index(after: space)...])
-        }
-        return result
+        return prometheusSamples(registry.emitToString())
     }
 
     @Test("launches, exits by cause and transitions go on from the kept totals in a new process, never back to 0")

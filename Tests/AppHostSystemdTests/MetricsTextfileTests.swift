@@ -1,4 +1,5 @@
 import AppHostTestKit
+import AppHostTestSupport
 import CoreMetrics
 import Glibc
 import Prometheus
@@ -9,16 +10,6 @@ import Testing
 
 @testable import AppHostSystemd
 
-/// The samples of a text-format rendering: `name{labels}` → value.
-func samples(_ text: String) -> [String: String] {
-    var result: [String: String] = [:]
-    for line in text.split(separator: "\n") where !line.hasPrefix("#") {
-        guard let space = line.lastIndex(of: " ") else { continue }
-        result[String(line[..<space])] = String(line[line.index(after: space)...])
-    }
-    return result
-}
-
 @Suite struct TextfileMetricsFactoryTests {
     @Test("every series carries the daemon label; a user's own daemon label becomes exported_daemon")
     func everySeriesCarriesTheDaemonLabel() {
@@ -26,7 +17,7 @@ func samples(_ text: String) -> [String: String] {
         CoreMetrics.Counter(label: "orders_total", factory: factory).increment(by: 2)
         CoreMetrics.Gauge(label: "queue_depth", dimensions: [("daemon", "mine"), ("queue", "a")], factory: factory).record(7)
         let text = String(decoding: factory.render(), as: UTF8.self)
-        let values = samples(text)
+        let values = prometheusSamples(text)
         #expect(values[#"orders_total{daemon="kiosk-3"}"#] == "2")
         #expect(values[#"queue_depth{daemon="kiosk-3",exported_daemon="mine",queue="a"}"#] == "7.0")
     }
@@ -36,7 +27,7 @@ func samples(_ text: String) -> [String: String] {
         let factory = TextfileMetricsFactory(daemon: "d", logger: CapturedLogs().logger())
         CoreMetrics.Counter(label: "my.requests-total", dimensions: [("http.method", "GET"), ("http.method", "PUT"), ("__reserved", "x")], factory: factory).increment()
         CoreMetrics.Counter(label: "9lives", factory: factory).increment()
-        let values = samples(String(decoding: factory.render(), as: UTF8.self))
+        let values = prometheusSamples(String(decoding: factory.render(), as: UTF8.self))
         #expect(values[#"my_requests_total{daemon="d",http_method="GET",x__reserved="x"}"#] == "1")
         #expect(values[#"_9lives{daemon="d"}"#] == "1")
     }
@@ -53,7 +44,7 @@ func samples(_ text: String) -> [String: String] {
         CoreMetrics.Gauge(label: "jobs.", factory: factory).record(1)
         CoreMetrics.Counter(label: "jobs_", factory: factory).increment()
         let text = String(decoding: factory.render(), as: UTF8.self)
-        #expect(samples(text)[#"jobs{daemon="d"}"#] == "1")
+        #expect(prometheusSamples(text)[#"jobs{daemon="d"}"#] == "1")
         #expect(!text.contains("jobs_bucket"))
         #expect(text.contains(#"jobs_{daemon="d"} 1.0"#))
         let refusals = logs.all.filter { $0.message.hasPrefix("metrics: jobs is already a counter") }
@@ -87,11 +78,11 @@ func samples(_ text: String) -> [String: String] {
         let counter = CoreMetrics.Counter(label: "apphost_launches_total", factory: factory)
         counter.increment(by: 41)
         counter.reset()
-        #expect(samples(String(decoding: factory.render(), as: UTF8.self))[#"apphost_launches_total{daemon="d"}"#] == "41")
+        #expect(prometheusSamples(String(decoding: factory.render(), as: UTF8.self))[#"apphost_launches_total{daemon="d"}"#] == "41")
         counter.increment(by: 42)
-        #expect(samples(String(decoding: factory.render(), as: UTF8.self))[#"apphost_launches_total{daemon="d"}"#] == "42")
+        #expect(prometheusSamples(String(decoding: factory.render(), as: UTF8.self))[#"apphost_launches_total{daemon="d"}"#] == "42")
         counter.increment()
-        #expect(samples(String(decoding: factory.render(), as: UTF8.self))[#"apphost_launches_total{daemon="d"}"#] == "43")
+        #expect(prometheusSamples(String(decoding: factory.render(), as: UTF8.self))[#"apphost_launches_total{daemon="d"}"#] == "43")
     }
 }
 
@@ -109,7 +100,7 @@ func samples(_ text: String) -> [String: String] {
             group.cancelAll()
         }
         let text = try #require(readText(directory.path + "/app.prom"))
-        #expect(samples(text)[#"apphost_launches_total{daemon="app"}"#] == "1")
+        #expect(prometheusSamples(text)[#"apphost_launches_total{daemon="app"}"#] == "1")
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             #expect(line.split(separator: " ").count == 2, "a sample with a timestamp: \(line)")
         }
@@ -133,7 +124,7 @@ func samples(_ text: String) -> [String: String] {
             for _ in 0..<1000 { counter.increment() }
             // The second write waits out the interval, then has every change.
             #expect(await logs.records.first { record in
-                record.message == "metrics textfile written" && samples(readText(directory.path + "/app.prom") ?? "")[#"events_total{daemon="app"}"#] == "2000"
+                record.message == "metrics textfile written" && prometheusSamples(readText(directory.path + "/app.prom") ?? "")[#"events_total{daemon="app"}"#] == "2000"
             } != nil)
             group.cancelAll()
         }
@@ -160,7 +151,7 @@ func samples(_ text: String) -> [String: String] {
             }
         }
         #expect(clock.now - start < .seconds(60))
-        #expect(samples(readText(directory.path + "/app.prom") ?? "")[#"apphost_state{daemon="app",state="notRunning"}"#] == "1.0")
+        #expect(prometheusSamples(readText(directory.path + "/app.prom") ?? "")[#"apphost_state{daemon="app",state="notRunning"}"#] == "1.0")
     }
 
     @Test("a directory that is missing is a warning, logged once; the next change after it appears is written")
@@ -185,7 +176,7 @@ func samples(_ text: String) -> [String: String] {
             group.cancelAll()
         }
         #expect(logs.all.filter { $0.message.hasPrefix("metrics: cannot write the textfile") }.count == 1)
-        #expect(samples(readText(path) ?? "")[#"c{daemon="app"}"#] == "4")
+        #expect(prometheusSamples(readText(path) ?? "")[#"c{daemon="app"}"#] == "4")
     }
 
     @Test("record-exit's rewrite: notRunning 1, the other states 0, unhealthy, every other line kept")
@@ -201,7 +192,7 @@ func samples(_ text: String) -> [String: String] {
         CoreMetrics.Counter(label: "apphost_launches_total", factory: factory).increment(by: 7)
         try AtomicFile.write(factory.render(), to: path, permissions: 0o644)
         #expect(try MetricsTextfile.markNotRunning(path: path))
-        let values = samples(readText(path) ?? "")
+        let values = prometheusSamples(readText(path) ?? "")
         #expect(values[#"apphost_state{daemon="app",state="notRunning"}"#] == "1")
         #expect(values[#"apphost_state{daemon="app",state="active"}"#] == "0")
         #expect(values[#"apphost_state{daemon="app",state="background"}"#] == "0")

@@ -4,14 +4,9 @@ import CoreMetrics
 import Prometheus
 import Testing
 
-/// The samples of a registry's text format: `name{labels}` → value.
+/// The samples of `registry`'s text format.
 private func samples(_ registry: PrometheusCollectorRegistry) -> [String: String] {
-    var result: [String: String] = [:]
-    for line in registry.emitToString().split(separator: "\n") where !line.hasPrefix("#") {
-        guard let space = line.lastIndex(of: " ") else { continue }
-        result[String(line[..<space])] = String(line[line.index(after: space)...])
-    }
-    return result
+    prometheusSamples(registry.emitToString())
 }
 
 @Suite struct HostMetricsTests {

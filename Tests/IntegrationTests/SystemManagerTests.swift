@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 import Testing
 
@@ -590,13 +591,7 @@ extension IntegrationSuites {
             let result = try await ProcessRunner.run([
                 "nsenter", "--target", "\(system.pid1)", "--net", "--", "curl", "-sS", "--max-time", "5", "http://127.0.0.1:9100/metrics",
             ])
-            guard result.succeeded else { return [:] }
-            var samples: [String: String] = [:]
-            for line in result.stdout.split(separator: "\n") where !line.hasPrefix("#") {
-                guard let space = line.lastIndex(of: " ") else { continue }
-                samples[String(line[..<space])] = String(line[line.index(after: space)...])
-            }
-            return samples
+            return result.succeeded ? prometheusSamples(result.stdout) : [:]
         }
 
         @Test(
