@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The fleet benchmark: N apphostd daemons (default 200) on one machine, each with its own state
+# directory and metrics textfile, one node_exporter and one Prometheus; per-instance memory and
+# start time beside the ServiceGroup floor's. Builds apphostd as deploy/INSTALL.md installs it
+# (release, Swift runtime linked in, in .build-release) and the floor, then runs the script.
+# Arguments go to the script: --instances N, --quick, --json FILE, --scrape-interval 1s, --keep.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bash scripts/deps.sh
+swift build -c release --product apphostd --static-swift-stdlib --scratch-path .build-release
+# The design's floor: a ServiceGroup of five no-op services, linked as apphostd is.
+swift build -c release --static-swift-stdlib --package-path Benchmarks/process/ServiceGroupFloor --scratch-path .build-floor
+exec python3 Benchmarks/fleet/fleet_bench.py \
+  --binary "$(swift build -c release --static-swift-stdlib --scratch-path .build-release --show-bin-path)/apphostd" \
+  --servicegroup-floor "$(swift build -c release --static-swift-stdlib --package-path Benchmarks/process/ServiceGroupFloor --scratch-path .build-floor --show-bin-path)/ServiceGroupFloor" \
+  "$@"
