@@ -41,7 +41,7 @@ let package = Package(
             providers: [.apt(["libyaml-dev"])]
         ),
         // What Glibc's Swift module lacks: signalfd, SIGRTMIN, malloc_trim, pthread_sigmask helpers.
-        .target(name: "CAppHostShims"),
+        .target(name: "CAppHostShims", linkerSettings: [.linkedLibrary("systemd")]),
         // Linked into the daemon only: blocks the lifecycle signals before any thread exists.
         .target(name: "CApphostdPrelude", dependencies: ["CAppHostShims"]),
         .target(
@@ -149,6 +149,7 @@ let package = Package(
                 "AppHostTestKit",
                 "AppHostTestSupport",
                 "CAppHostShims",
+                "NotificationTestSupport",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -11,9 +11,9 @@
 #   etc/apphostd/session-secret             a new random secret (root-only), unless one is there
 #   etc/systemd/system/apphostd.service     deploy/apphostd.service
 #   usr/local/share/doc/apphostd/README.md  README.md (the unit's Documentation=)
-#   etc/sysusers.d/apphostd.conf            the system group apphostd-metrics (the unit's
+#   etc/sysusers.d/apphostd.conf            the system group apphostd-service (the unit's
 #                                           SupplementaryGroups=), made at once with systemd-sysusers
-#   etc/tmpfiles.d/apphostd.conf            /run/apphostd-metrics (root:apphostd-metrics 2775) and
+#   etc/tmpfiles.d/apphostd.conf            /run/apphostd-metrics (root:apphostd-service 2775) and
 #                                           an empty apphostd.prom in it, at boot and at once
 #                                           (the metrics textfile's place; see INSTALL.md)
 #   var/lib/prometheus/node-exporter/apphostd.prom
@@ -94,7 +94,7 @@ echo "installed $unit_dir/apphostd.service"
 install -m 0644 "$source_dir/README.md" "$doc_dir/README.md"
 echo "installed $doc_dir/README.md"
 
-# The metrics textfile: /run/apphostd-metrics, root's and group apphostd-metrics' (2775), which
+# The metrics textfile: /run/apphostd-metrics, root's and group apphostd-service's (2775), which
 # the unit joins (SupplementaryGroups=) and may write (ReadWritePaths=); tmpfiles.d makes it with
 # an empty file at boot, so node_exporter's link to it never dangles (an empty textfile has no
 # series and is no error).
@@ -103,18 +103,18 @@ tmpfiles_dir=$prefix/etc/tmpfiles.d
 install -d -m 0755 "$sysusers_dir" "$tmpfiles_dir"
 printf '%s\n' \
   '# apphostd: the group that may write the metrics textfile (the unit'"'"'s SupplementaryGroups=)' \
-  'g apphostd-metrics -' > "$sysusers_dir/apphostd.conf"
+  'g apphostd-service -' > "$sysusers_dir/apphostd.conf"
 printf '%s\n' \
   '# apphostd: the metrics textfile (host.metrics.textfile), read by node_exporter through a link' \
-  'd /run/apphostd-metrics 2775 root apphostd-metrics -' \
-  'f /run/apphostd-metrics/apphostd.prom 0644 root apphostd-metrics -' > "$tmpfiles_dir/apphostd.conf"
+  'd /run/apphostd-metrics 2775 root apphostd-service -' \
+  'f /run/apphostd-metrics/apphostd.prom 0644 root apphostd-service -' > "$tmpfiles_dir/apphostd.conf"
 chmod 0644 "$sysusers_dir/apphostd.conf" "$tmpfiles_dir/apphostd.conf"
 if [ -z "$prefix" ]; then
   systemd-sysusers "$sysusers_dir/apphostd.conf"
 else
   systemd-sysusers --root="$root" "$sysusers_dir/apphostd.conf"
 fi
-echo "installed $sysusers_dir/apphostd.conf (group apphostd-metrics) and $tmpfiles_dir/apphostd.conf"
+echo "installed $sysusers_dir/apphostd.conf (group apphostd-service) and $tmpfiles_dir/apphostd.conf"
 collector_dir=$prefix/var/lib/prometheus/node-exporter
 if [ -d "$collector_dir" ]; then
   ln -sfn /run/apphostd-metrics/apphostd.prom "$collector_dir/apphostd.prom"

@@ -34,7 +34,7 @@ struct Daemon: Sendable {
         }
 
         JournalLogHandler.bootstrap(identifier: identity.commandName, level: configuration.logLevel)
-        LogLevelControl.shared.level = configuration.logLevel
+        LogLevelControl.shared.applyConfigured(configuration.logLevel)
         let logger = Logger(label: identity.commandName)
 
         if apphostd_prelude_block_result() != 0 {
@@ -133,6 +133,10 @@ struct Daemon: Sendable {
             .init(service: WatchdogService(host: host, settings: watchdog, notifier: notifier), serviceName: "watchdog"),
         ]
         if let pressure { services.append(.init(service: pressure, serviceName: "memory-pressure")) }
+        // systemctl service-log-level / service-log-target, through the unit's BusName=.
+        let logControl = LogControlService(busName: LogControlService.busName(commandName: identity.commandName), identifier: identity.commandName, logger: logger)
+        // Without a bus it says why and ends: the others go on.
+        services.append(.init(service: logControl, successTerminationBehavior: .ignore, serviceName: "log-control"))
         // Before the host: it writes the host's last figures (notRunning) after the host ended.
         if let metrics { services.insert(.init(service: metrics, serviceName: "metrics"), at: 1) }
         var groupLogger = logger

@@ -26,7 +26,9 @@ struct Reloader: Sendable {
             let report = try await host.reload {
                 let configuration = try loader.load(path: configPath)
                 let descriptors = configuration.serviceDescriptors(registry: registry)
-                LogLevelControl.shared.level = configuration.logLevel
+                // The file's level wins only when the file changed it: a level an operator set
+                // with systemctl service-log-level stays across a reload of the same level.
+                LogLevelControl.shared.applyConfigured(configuration.logLevel)
                 if configuration.metrics != metrics {
                     logger.notice("host.metrics changed: it takes effect at the next start; the metrics textfile stays \(metrics.textfile ?? "off")")
                 }

@@ -30,7 +30,7 @@ struct DaemonUnit: Sendable {
     var exitRecordPath: String?
 
     /// Settings taken from the shipped unit when present (else these defaults).
-    static let sharedKeys = ["Type", "NotifyAccess", "ExecReload", "KillSignal", "FileDescriptorStoreMax", "UMask", "NoNewPrivileges"]
+    static let sharedKeys = ["Type", "NotifyAccess", "BusName", "ExecReload", "KillSignal", "FileDescriptorStoreMax", "UMask", "NoNewPrivileges"]
 
     /// The shipped unit file, found relative to this source file.
     static let shippedUnitPath: String = URL(fileURLWithPath: #filePath)

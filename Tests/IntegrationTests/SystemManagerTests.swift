@@ -623,10 +623,10 @@ extension IntegrationSuites {
             }
             #expect(samples["node_textfile_scrape_error"] == "0", "\(samples.filter { $0.key.hasPrefix("node_textfile") })")
             #expect(samples[#"apphost_services{daemon="apphostd",status="running"}"#] == "4")
-            // tmpfiles.d's directory (root, group apphostd-metrics, setgid, 2775); the file the
+            // tmpfiles.d's directory (root, group apphostd-service, setgid, 2775); the file the
             // dynamic user renamed into it, 0644 for node_exporter.
             let directory = try await system.run(["stat", "-c", "%U %G %a %F", "/run/apphostd-metrics"])
-            #expect(directory.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "root apphostd-metrics 2775 directory", "\(directory)")
+            #expect(directory.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "root apphostd-service 2775 directory", "\(directory)")
             let file = try await system.run(["stat", "-c", "%u %a %F", "/run/apphostd-metrics/apphostd.prom"])
             let fields = file.stdout.split(separator: " ")
             #expect(fields.first.flatMap { Int($0) }.map { (61184...65519).contains($0) } == true, "written by the dynamic user: \(file)")
@@ -641,6 +641,98 @@ extension IntegrationSuites {
             #expect(stopped, "a stopped daemon's file must say notRunning: \(samples.filter { $0.key.hasPrefix("apphost_state") })")
             #expect(samples[#"apphost_state{daemon="apphostd",state="active"}"#] == "0")
             try system.write(good, to: Self.configPath)
+            try await Self.ensureActive(system)
+        }
+
+        /// `systemctl service-log-level apphostd [LEVEL]` (or `service-log-target`) inside, as
+        /// root or, `unprivileged`, as nobody.
+        static func logControl(_ system: SystemManager, _ verb: String, _ value: String? = nil, unprivileged: Bool = false) async throws -> CommandResult {
+            let systemctl = ["systemctl", verb, unit] + (value.map { [$0] } ?? [])
+            return try await system.run(unprivileged ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + systemctl : systemctl)
+        }
+
+        /// The daemon's own records of PRIORITY=7 (debug) after `cursor`.
+        static func debugRecords(_ system: SystemManager, after cursor: String?) async throws -> [[String: String]] {
+            try await system.journal(["-u", unit, "PRIORITY=7"], after: cursor)
+        }
+
+        @Test("systemctl service-log-level: prints the level; debug lines appear after `debug` and not before; nobody is refused; a reload keeps the operator's level unless the file changed host.log-level",
+            .disabled("blocked: Debian 12's dbus-daemon refuses the connection of the unit's DynamicUser= (systemd sets SYSTEMD_NSS_DYNAMIC_BYPASS for it); the user manager's session bus is tested in DaemonLogControlTests")
+        )
+        func serviceLogLevel() async throws {
+            let system = try Self.system()
+            try await Self.ensureActive(system)
+            let good = try system.read(Self.configPath)
+            defer { try? system.write(good, to: Self.configPath) }
+            let current = try await Self.logControl(system, "service-log-level")
+            let journal = current.succeeded ? "" : await system.journalText(unit: Self.unit)
+            #expect(current.succeeded && current.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "info", "\(current)\n\(journal)")
+
+            // At info: a background, its disk write awaited, and no debug record.
+            let cursor = try await system.journalCursor()
+            let generation = Self.diskGeneration(system)
+            try await system.systemctl("kill", "-s", "SIGUSR1", Self.unit)
+            try await Self.waitForStatus(system, "background", Self.isBackgroundAndLocked)
+            #expect(await Poll.until(timeout: .seconds(10)) { Self.diskGeneration(system) > generation }, "the background's disk write")
+            #expect(try await Self.debugRecords(system, after: cursor).isEmpty, "debug records at info")
+
+            let set = try await Self.logControl(system, "service-log-level", "debug")
+            #expect(set.succeeded, "\(set)")
+            #expect(try await Self.logControl(system, "service-log-level").stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "debug")
+            try await system.systemctl("kill", "-s", "SIGUSR1", Self.unit)
+            try await Self.waitForStatus(system, "foreground", Self.isActiveAndForeground)
+            try await system.systemctl("kill", "-s", "SIGUSR1", Self.unit)
+            try await Self.waitForStatus(system, "background again", Self.isBackgroundAndLocked)
+            try await Self.waitForJournal(system, "a debug record of the daemon's", matches: ["-u", Self.unit, "PRIORITY=7"], after: cursor) {
+                $0["MESSAGE"] == "restorable state written"
+            }
+
+            let refused = try await Self.logControl(system, "service-log-level", "info", unprivileged: true)
+            #expect(!refused.succeeded, "nobody changed the level: \(refused)")
+            #expect(refused.stderr.localizedCaseInsensitiveContains("access denied") || refused.stderr.localizedCaseInsensitiveContains("permission"), "\(refused)")
+            #expect(try await Self.logControl(system, "service-log-level").stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "debug")
+
+            // A reload of the same file keeps the operator's level; one that changes
+            // host.log-level applies it.
+            #expect(try await system.systemctl("reload", Self.unit, timeout: .seconds(60)).succeeded)
+            #expect(try await Self.logControl(system, "service-log-level").stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "debug", "a reload of the same file")
+            try #require(good.contains("  log-level: info\n"))
+            try system.write(good.replacingOccurrences(of: "  log-level: info\n", with: "  log-level: warning\n"), to: Self.configPath)
+            #expect(try await system.systemctl("reload", Self.unit, timeout: .seconds(60)).succeeded)
+            #expect(try await Self.logControl(system, "service-log-level").stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "warning", "the file changed it")
+            try system.write(good, to: Self.configPath)
+            #expect(try await system.systemctl("reload", Self.unit, timeout: .seconds(60)).succeeded)
+            #expect(try await Self.logControl(system, "service-log-level").stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "info")
+            try await system.systemctl("kill", "-s", "SIGRTMIN+2", Self.unit)
+            try await Self.ensureActive(system)
+        }
+
+        @Test("systemctl service-log-target: console makes records plain stream lines without their fields, and back to journal they have them again",
+            .disabled("blocked: Debian 12's dbus-daemon refuses the connection of the unit's DynamicUser= (systemd sets SYSTEMD_NSS_DYNAMIC_BYPASS for it); the user manager's session bus is tested in DaemonLogControlTests")
+        )
+        func serviceLogTarget() async throws {
+            let system = try Self.system()
+            try await Self.ensureActive(system)
+            #expect(try await Self.logControl(system, "service-log-target").stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "auto")
+
+            #expect(try await Self.logControl(system, "service-log-target", "console").succeeded)
+            var cursor = try await system.journalCursor()
+            try await system.systemctl("kill", "-s", "SIGUSR1", Self.unit)
+            let plain = try await Self.waitForJournal(system, "willResignActive as a plain line", matches: ["-u", Self.unit], after: cursor) {
+                $0["MESSAGE"]?.hasPrefix("willResignActive") == true
+            }.first { $0["MESSAGE"]?.hasPrefix("willResignActive") == true }
+            #expect(plain?["EVENT"] == nil && plain?["_TRANSPORT"] == "stdout", "\(plain ?? [:])")
+            try await Self.waitForStatus(system, "background", Self.isBackgroundAndLocked)
+
+            #expect(try await Self.logControl(system, "service-log-target", "journal").succeeded)
+            cursor = try await system.journalCursor()
+            try await system.systemctl("kill", "-s", "SIGUSR1", Self.unit)
+            let native = try await Self.waitForJournal(system, "willEnterForeground with its fields", matches: ["-u", Self.unit], after: cursor) {
+                $0["MESSAGE"]?.hasPrefix("willEnterForeground") == true
+            }.first { $0["MESSAGE"]?.hasPrefix("willEnterForeground") == true }
+            #expect(native?["EVENT"] == "willEnterForeground" && native?["_TRANSPORT"] == "journal", "\(native ?? [:])")
+            #expect(try await Self.logControl(system, "service-log-target", "auto").succeeded)
+            #expect(try await Self.logControl(system, "service-log-target", "kmsg").succeeded == false, "a target the daemon cannot honour")
             try await Self.ensureActive(system)
         }
 

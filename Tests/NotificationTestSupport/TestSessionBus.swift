@@ -17,9 +17,11 @@ public final class TestSessionBus: Sendable {
     }
 
     /// Starts the bus and returns once it listens.
+    /// - Parameter openToEveryUser: let any local user connect (the directory 0755, `<allow user="*"/>`),
+    ///     for tests of what an unprivileged caller may do.
     /// - Throws: `TestBusError` when `dbus-daemon` is missing or prints no address within
     ///   `timeout`.
-    public static func start(dbusDaemon: String = "/usr/bin/dbus-daemon", timeout: Duration = .seconds(10)) throws -> TestSessionBus {
+    public static func start(dbusDaemon: String = "/usr/bin/dbus-daemon", timeout: Duration = .seconds(10), openToEveryUser: Bool = false) throws -> TestSessionBus {
         let directory: String
         do {
             directory = try makeTemporaryDirectory("apphost-test-bus")
@@ -34,6 +36,7 @@ public final class TestSessionBus: Sendable {
               <listen>unix:path=\(directory)/bus</listen>
               <auth>EXTERNAL</auth>
               <policy context="default">
+                \(openToEveryUser ? "<allow user=\"*\"/>" : "")
                 <allow send_destination="*" eavesdrop="true"/>
                 <allow eavesdrop="true"/>
                 <allow own="*"/>
@@ -41,6 +44,7 @@ public final class TestSessionBus: Sendable {
             </busconfig>
             """
         try config.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
+        if openToEveryUser { chmod(directory, 0o755) }
         // posix_spawn rather than Foundation's Process, whose waitUntilExit spins on a
         // concurrency thread.
         var pipeEnds: [Int32] = [-1, -1]

@@ -64,6 +64,13 @@ public struct JournalLogHandler: LogHandler {
             : .plain(fd: outputFD, prefixed: isatty(outputFD) == 0)
     }
 
+    /// The stream the handler writes plain lines to (stderr).
+    var outputFD: Int32 {
+        switch destination {
+        case .journal(let fd), .plain(let fd, _): fd
+        }
+    }
+
     /// Where journald receives native records.
     static let journalSocketPath = "/run/systemd/journal/socket"
 
@@ -85,6 +92,13 @@ public struct JournalLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
+        let destination: Destination
+        switch levelControl.target {
+        case .auto: destination = self.destination
+        case .null: return
+        case .journal: destination = .journal(fallbackFD: outputFD)
+        case .console: destination = .plain(fd: outputFD, prefixed: isatty(outputFD) == 0)
+        }
         let merged = mergedMetadata(event.metadata)
         let errorText = event.error.map { String(describing: $0) }
         switch destination {

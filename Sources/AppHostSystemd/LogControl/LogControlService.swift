@@ -1,0 +1,233 @@
+import CAppHostShims
+import CSystemd
+import Dispatch
+import Glibc
+import Logging
+import ServiceLifecycle
+
+/// `org.freedesktop.LogControl1` on the bus, as systemd's own daemons have it, so that
+/// `systemctl service-log-level UNIT [LEVEL]` and `systemctl service-log-target UNIT [TARGET]`
+/// (systemd 247+) read and change the daemon's log level and target live. Run it in the
+/// daemon's `ServiceGroup`.
+///
+/// It owns a well-known name (the unit's `BusName=`, which systemctl reads) on the bus sd-bus
+/// picks for the process: the user bus under a user manager, else the system bus. `LogLevel`
+/// takes systemd's names (`debug`, `info`, `notice`, `warning`, `err`, `crit`, `alert`,
+/// `emerg`, or 0–7) and sets `LogLevelControl.level`; `LogTarget` takes `console`, `journal`,
+/// `auto` and `null`. Writes need the caller's privilege, which sd-bus checks before the value
+/// reaches the daemon: root, or the daemon's own user; anyone on a user bus, which only its
+/// user can reach. Without a bus, or without the right to the name, the daemon runs on and the
+/// log says once why.
+public struct LogControlService: Service {
+    /// Which bus to own the name on.
+    public enum Bus: Sendable {
+        /// sd-bus' choice for the process (`sd_bus_open`): the user bus in a user's session or
+        /// under a user manager, else the system bus.
+        case `default`
+        /// A bus at this D-Bus address (tests' private dbus-daemon).
+        case address(String)
+    }
+
+    /// The well-known name it owns (`BusName=` in the unit).
+    public let busName: String
+    /// `SyslogIdentifier`: the daemon's journal identifier.
+    public let identifier: String
+    let control: LogLevelControl
+    let bus: Bus
+    let logger: Logger
+
+    /// A service that owns `busName` and serves `control` through it.
+    public init(busName: String, identifier: String, control: LogLevelControl = .shared, bus: Bus = .default, logger: Logger) {
+        self.busName = busName
+        self.identifier = identifier
+        self.control = control
+        self.bus = bus
+        self.logger = logger
+    }
+
+    /// `org.apphost.<name>` for a daemon's command name (`apphostd` → `org.apphost.apphostd`):
+    /// each daemon of its own name owns a name of its own. Characters a bus name cannot hold
+    /// become `_`.
+    public static func busName(commandName: String) -> String {
+        var element = String(commandName.unicodeScalars.map { scalar -> Character in
+            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_" || scalar == "-") ? Character(scalar) : "_"
+        })
+        if element.first.map({ ("0"..."9").contains($0) }) ?? true { element = "_" + element }
+        return "org.apphost." + element
+    }
+
+    /// Serves the interface until graceful shutdown or cancellation.
+    public func run() async {
+        let queue = DispatchQueue(label: "apphostd.log-control")
+        let connection: Connection
+        do {
+            connection = try queue.sync { try Connection(bus: bus, busName: busName, identifier: identifier, control: control, queue: queue, logger: logger) }
+        } catch {
+            logger.notice("log control unavailable (systemctl service-log-level cannot reach this daemon): \(error)")
+            return
+        }
+        logger.debug("log control on the bus as \(busName)")
+        try? await gracefulShutdown()
+        queue.sync { connection.close() }
+    }
+
+    /// Why the bus or the name cannot be had.
+    struct Failure: Error, CustomStringConvertible {
+        let step: String
+        let code: Int32
+        var description: String { "\(step): \(SystemErrorText.reason(code))" }
+    }
+
+    /// The open connection; touched only on its queue.
+    final class Connection: @unchecked Sendable {
+        private var bus: OpaquePointer?
+        private var slot: UnsafeMutableRawPointer?
+        private var source: (any DispatchSourceRead)?
+        private let properties: Properties
+        private let logger: Logger
+
+        init(bus kind: Bus, busName: String, identifier: String, control: LogLevelControl, queue: DispatchQueue, logger: Logger) throws {
+            self.logger = logger
+            properties = Properties(identifier: identifier, control: control)
+            var bus: OpaquePointer?
+            switch kind {
+            case .default:
+                let r = sd_bus_open(&bus)
+                guard r >= 0 else { throw Failure(step: "no bus (sd_bus_open)", code: -r) }
+            case .address(let address):
+                var r = sd_bus_new(&bus)
+                if r >= 0 { r = sd_bus_set_address(bus, address) }
+                if r >= 0 { r = sd_bus_set_bus_client(bus, 1) }
+                if r >= 0 { r = sd_bus_start(bus) }
+                guard r >= 0 else {
+                    sd_bus_unref(bus)
+                    throw Failure(step: "no bus at \(address)", code: -r)
+                }
+            }
+            self.bus = bus
+            var slot: UnsafeMutableRawPointer?
+            let context = Unmanaged.passUnretained(properties).toOpaque()
+            var r = apphost_log_control_add(UnsafeMutableRawPointer(bus), &slot, context, { context, property in
+                Unmanaged<Properties>.fromOpaque(context!).takeUnretainedValue().value(of: String(cString: property!))
+            }, { context, property, value in
+                Unmanaged<Properties>.fromOpaque(context!).takeUnretainedValue().set(String(cString: property!), to: String(cString: value!))
+            })
+            guard r >= 0 else {
+                close()
+                throw Failure(step: "org.freedesktop.LogControl1 not added", code: -r)
+            }
+            self.slot = slot
+            r = sd_bus_request_name(bus, busName, 0)
+            guard r >= 0 else {
+                close()
+                switch -r {
+                case ENOTCONN, ECONNRESET:
+                    // dbus-daemon drops a connection whose uid it cannot resolve: a DynamicUser=.
+                    throw Failure(step: "the bus refused the connection (dbus-daemon cannot resolve a DynamicUser='s uid)", code: -r)
+                case EEXIST:
+                    throw Failure(step: "another process owns \(busName)", code: -r)
+                default:
+                    throw Failure(step: "the name \(busName) is not ours (sd_bus_request_name; a D-Bus policy must let this user own it)", code: -r)
+                }
+            }
+            let fd = sd_bus_get_fd(bus)
+            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+            source.setEventHandler { [weak self] in self?.process() }
+            source.resume()
+            self.source = source
+            process()
+        }
+
+        /// Handles what arrived, and sends the replies.
+        private func process() {
+            guard let bus else { return }
+            while true {
+                let r = sd_bus_process(bus, nil)
+                if r < 0 {
+                    logger.notice("log control: the bus connection ended: \(SystemErrorText.reason(-r))")
+                    close()
+                    return
+                }
+                if r == 0 { break }
+            }
+            _ = sd_bus_flush(bus)
+        }
+
+        func close() {
+            source?.cancel()
+            source = nil
+            if let slot { sd_bus_slot_unref(OpaquePointer(slot)) }
+            slot = nil
+            if let bus { sd_bus_flush_close_unref(bus) }
+            bus = nil
+        }
+    }
+
+    /// The properties' values, as systemd spells them; the C side holds the returned text until
+    /// its next call.
+    final class Properties: @unchecked Sendable {
+        let identifier: String
+        let control: LogLevelControl
+        private var text: UnsafeMutablePointer<CChar>?
+
+        init(identifier: String, control: LogLevelControl) {
+            self.identifier = identifier
+            self.control = control
+        }
+
+        deinit {
+            free(text)
+        }
+
+        func value(of property: String) -> UnsafePointer<CChar>? {
+            let value: String
+            switch property {
+            case "LogLevel": value = Self.systemdName(of: control.level)
+            case "LogTarget": value = control.target.rawValue
+            default: value = identifier
+            }
+            free(text)
+            text = strdup(value)
+            return UnsafePointer(text)
+        }
+
+        func set(_ property: String, to value: String) -> Int32 {
+            switch property {
+            case "LogLevel":
+                guard let level = Self.level(systemdName: value) else { return -EINVAL }
+                control.level = level
+            case "LogTarget":
+                guard let target = LogLevelControl.Target(rawValue: value) else { return -EINVAL }
+                control.target = target
+            default:
+                return -EINVAL
+            }
+            return 0
+        }
+
+        /// systemd's name of a swift-log level (`trace` has none: `debug`).
+        static func systemdName(of level: Logger.Level) -> String {
+            switch level {
+            case .trace, .debug: "debug"
+            case .info: "info"
+            case .notice: "notice"
+            case .warning: "warning"
+            case .error: "err"
+            case .critical: "crit"
+            }
+        }
+
+        /// The swift-log level of a systemd level name or number (syslog's 0–7).
+        static func level(systemdName name: String) -> Logger.Level? {
+            switch name {
+            case "emerg", "alert", "crit", "0", "1", "2": .critical
+            case "err", "3": .error
+            case "warning", "4": .warning
+            case "notice", "5": .notice
+            case "info", "6": .info
+            case "debug", "7": .debug
+            default: nil
+            }
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import AppHostTestKit
+import Foundation
+import Logging
+import NotificationTestSupport
+import ServiceLifecycle
+import ServiceLifecycleTestKit
+import Testing
+
+@testable import AppHostSystemd
+
+/// `org.freedesktop.LogControl1` on a private dbus-daemon, asked with systemd's own `busctl`, as
+/// `systemctl service-log-level` asks it.
+@Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") && FileManager.default.isExecutableFile(atPath: "/usr/bin/busctl"), "needs dbus-daemon and busctl (Debian packages dbus-daemon, systemd)"))
+struct LogControlServiceTests {
+    static let name = "org.apphost.logtest"
+
+    /// busctl on `address`, as root or, with `unprivileged`, as nobody.
+    static func busctl(_ arguments: [String], address: String, unprivileged: Bool = false) throws -> (status: Int32, output: String) {
+        let process = Process()
+        let pipe = Pipe()
+        let busctl = ["/usr/bin/busctl", "--address=\(address)"] + arguments
+        if unprivileged {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups"] + busctl
+        } else {
+            process.executableURL = URL(fileURLWithPath: busctl[0])
+            process.arguments = Array(busctl.dropFirst())
+        }
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    static func property(_ name: String, address: String, unprivileged: Bool = false) throws -> (status: Int32, output: String) {
+        try busctl(["get-property", Self.name, "/org/freedesktop/LogControl1", "org.freedesktop.LogControl1", name], address: address, unprivileged: unprivileged)
+    }
+
+    static func set(_ name: String, _ value: String, address: String, unprivileged: Bool = false) throws -> (status: Int32, output: String) {
+        try busctl(["set-property", Self.name, "/org/freedesktop/LogControl1", "org.freedesktop.LogControl1", name, "s", value], address: address, unprivileged: unprivileged)
+    }
+
+    /// Runs the service on a fresh bus open to every user until `body` ends.
+    func withService(control: LogLevelControl, _ body: (String) async throws -> Void) async throws {
+        let bus = try TestSessionBus.start(openToEveryUser: true)
+        defer { bus.stop() }
+        let logs = CapturedLogs()
+        let service = LogControlService(busName: Self.name, identifier: "logtest", control: control, bus: .address(bus.address), logger: logs.logger())
+        try await testGracefulShutdown { trigger in
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { await service.run() }
+                // The name appears once the service owns it; nothing to await but the bus.
+                let deadline = ContinuousClock.now + .seconds(10)
+                while try Self.property("LogLevel", address: bus.address).status != 0, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                try await body(bus.address)
+                trigger.triggerGracefulShutdown()
+            }
+        }
+        #expect(!logs.messages.contains { $0.hasPrefix("log control unavailable") }, "\(logs.messages)")
+    }
+
+    @Test("LogLevel, LogTarget and SyslogIdentifier read as systemd spells them; a privileged write applies live")
+    func readAndWrite() async throws {
+        let control = LogLevelControl(level: .info)
+        try await withService(control: control) { (address: String) async throws in
+            #expect(try Self.property("LogLevel", address: address).output == #"s "info""#)
+            #expect(try Self.property("LogTarget", address: address).output == #"s "auto""#)
+            #expect(try Self.property("SyslogIdentifier", address: address).output == #"s "logtest""#)
+
+            #expect(try Self.set("LogLevel", "debug", address: address).status == 0)
+            #expect(control.level == .debug)
+            #expect(try Self.property("LogLevel", address: address).output == #"s "debug""#)
+            #expect(try Self.set("LogLevel", "err", address: address).status == 0)
+            #expect(control.level == .error)
+            #expect(try Self.set("LogLevel", "5", address: address).status == 0)
+            #expect(control.level == .notice)
+
+            #expect(try Self.set("LogTarget", "console", address: address).status == 0)
+            #expect(control.target == .console)
+            #expect(try Self.set("LogTarget", "auto", address: address).status == 0)
+            #expect(control.target == .auto)
+        }
+    }
+
+    @Test("a value systemd would not send, or one the daemon cannot honour, is refused with InvalidArgs and changes nothing")
+    func badValuesAreRefused() async throws {
+        let control = LogLevelControl(level: .info)
+        try await withService(control: control) { (address: String) async throws in
+            let level = try Self.set("LogLevel", "loud", address: address)
+            #expect(level.status != 0)
+            #expect(level.output.contains("Invalid LogLevel"), "\(level.output)")
+            let target = try Self.set("LogTarget", "kmsg", address: address)
+            #expect(target.status != 0 && target.output.contains("Invalid LogTarget"), "\(target.output)")
+            #expect(try Self.set("SyslogIdentifier", "other", address: address).status != 0, "read-only")
+            #expect(control.level == .info && control.target == .auto)
+        }
+    }
+
+    @Test("an unprivileged caller may read but not write: sd-bus refuses it before the daemon sees the value")
+    func anUnprivilegedCallerIsRefused() async throws {
+        let control = LogLevelControl(level: .info)
+        try await withService(control: control) { (address: String) async throws in
+            #expect(try Self.property("LogLevel", address: address, unprivileged: true).output == #"s "info""#)
+            let write = try Self.set("LogLevel", "debug", address: address, unprivileged: true)
+            #expect(write.status != 0)
+            #expect(write.output.localizedCaseInsensitiveContains("access denied") || write.output.contains("AccessDenied"), "\(write.output)")
+            #expect(control.level == .info)
+        }
+    }
+
+    @Test("without a bus the service says once why and ends; the daemon runs on")
+    func withoutABusItSaysWhy() async throws {
+        let logs = CapturedLogs()
+        let service = LogControlService(busName: Self.name, identifier: "x", control: LogLevelControl(), bus: .address("unix:path=/nonexistent/bus"), logger: logs.logger())
+        await service.run()
+        let lines = logs.all.filter { $0.message.hasPrefix("log control unavailable") }
+        #expect(lines.count == 1 && lines.first?.level == .notice, "\(logs.messages)")
+        #expect(lines.first?.message.contains("No such file or directory") == true, "\(logs.messages)")
+    }
+
+    @Test("the bus name follows the daemon's name")
+    func busNames() {
+        #expect(LogControlService.busName(commandName: "apphostd") == "org.apphost.apphostd")
+        #expect(LogControlService.busName(commandName: "heart.beat d") == "org.apphost.heart_beat_d")
+        #expect(LogControlService.busName(commandName: "3d") == "org.apphost._3d")
+    }
+}
+
+@Suite struct LogLevelControlTests {
+    @Test("a reload applies host.log-level only when the file changed it: an operator's level stays otherwise")
+    func theFileWinsOnlyWhenItChanged() {
+        let control = LogLevelControl(level: .info)
+        #expect(control.applyConfigured(.info))
+        control.level = .debug  // systemctl service-log-level apphostd debug
+        #expect(!control.applyConfigured(.info), "a reload of the same file")
+        #expect(control.level == .debug)
+        #expect(control.applyConfigured(.warning), "the file now says warning")
+        #expect(control.level == .warning)
+    }
+}
