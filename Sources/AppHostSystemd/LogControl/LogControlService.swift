@@ -1,6 +1,5 @@
 import CAppHostShims
 import CSystemd
-import Dispatch
 import Glibc
 import Logging
 import ServiceLifecycle
@@ -57,18 +56,44 @@ public struct LogControlService: Service {
     }
 
     /// Serves the interface until graceful shutdown or cancellation.
+    ///
+    /// The connection lives on a thread of its own, blocked in `poll()` on the bus and a wake
+    /// fd: an idle daemon's bus costs no wake-up (a Dispatch read source woke the process about
+    /// twice as often, through libdispatch's worker threads).
     public func run() async {
-        let queue = DispatchQueue(label: "apphostd.log-control")
-        let connection: Connection
+        let wake: WakeEventFD
         do {
-            connection = try queue.sync { try Connection(bus: bus, busName: busName, identifier: identifier, control: control, queue: queue, logger: logger) }
+            wake = try WakeEventFD()
         } catch {
             logger.notice("log control unavailable (systemctl service-log-level cannot reach this daemon): \(error)")
             return
         }
+        let (ends, ended) = AsyncStream<Void>.makeStream()
+        let opened: Result<Void, Failure> = await withCheckedContinuation { opening in
+            let bus = bus, busName = busName, identifier = identifier, control = control, logger = logger
+            let started = PollThread.start(name: "apphost-logctl") {
+                defer { ended.finish() }
+                let connection: Connection
+                do {
+                    connection = try Connection(bus: bus, busName: busName, identifier: identifier, control: control, logger: logger)
+                } catch {
+                    opening.resume(returning: .failure(error as? Failure ?? Failure(step: "\(error)", code: 0)))
+                    return
+                }
+                opening.resume(returning: .success(()))
+                connection.serve(until: wake)
+                connection.close()
+            }
+            if started != 0 { opening.resume(returning: .failure(Failure(step: "no thread for the bus", code: started))) }
+        }
+        if case .failure(let failure) = opened {
+            logger.notice("log control unavailable (systemctl service-log-level cannot reach this daemon): \(failure)")
+            return
+        }
         logger.debug("log control on the bus as \(busName)")
         try? await gracefulShutdown()
-        queue.sync { connection.close() }
+        wake.wake()
+        for await _ in ends {}
     }
 
     /// Why the bus or the name cannot be had.
@@ -78,15 +103,14 @@ public struct LogControlService: Service {
         var description: String { "\(step): \(SystemErrorText.reason(code))" }
     }
 
-    /// The open connection; touched only on its queue.
-    final class Connection: @unchecked Sendable {
+    /// The open connection; touched only by the thread that made it.
+    final class Connection {
         private var bus: OpaquePointer?
         private var slot: UnsafeMutableRawPointer?
-        private var source: (any DispatchSourceRead)?
         private let properties: Properties
         private let logger: Logger
 
-        init(bus kind: Bus, busName: String, identifier: String, control: LogLevelControl, queue: DispatchQueue, logger: Logger) throws {
+        init(bus kind: Bus, busName: String, identifier: String, control: LogLevelControl, logger: Logger) throws(Failure) {
             self.logger = logger
             properties = Properties(identifier: identifier, control: control)
             var bus: OpaquePointer?
@@ -130,32 +154,38 @@ public struct LogControlService: Service {
                     throw Failure(step: "the name \(busName) is not ours (sd_bus_request_name; a D-Bus policy must let this user own it)", code: -r)
                 }
             }
-            let fd = sd_bus_get_fd(bus)
-            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { [weak self] in self?.process() }
-            source.resume()
-            self.source = source
-            process()
         }
 
-        /// Handles what arrived, and sends the replies.
-        private func process() {
-            guard let bus else { return }
-            while true {
-                let r = sd_bus_process(bus, nil)
+        /// Answers calls until `wake` is woken or the bus goes away.
+        func serve(until wake: WakeEventFD) {
+            while let bus {
+                var r: Int32
+                repeat { r = sd_bus_process(bus, nil) } while r > 0
                 if r < 0 {
                     logger.notice("log control: the bus connection ended: \(SystemErrorText.reason(-r))")
-                    close()
                     return
                 }
-                if r == 0 { break }
+                _ = sd_bus_flush(bus)
+                var fds = [
+                    pollfd(fd: sd_bus_get_fd(bus), events: Int16(truncatingIfNeeded: sd_bus_get_events(bus)), revents: 0),
+                    pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0),
+                ]
+                var timeout: UInt64 = 0
+                let milliseconds: Int32 = sd_bus_get_timeout(bus, &timeout) > 0 && timeout != UInt64.max
+                    ? Int32(clamping: (timeout &- min(timeout, Self.monotonicMicroseconds())) / 1000 + 1)
+                    : -1
+                if poll(&fds, nfds_t(fds.count), milliseconds) < 0, errno != EINTR { return }
+                if fds[1].revents != 0 { return }
             }
-            _ = sd_bus_flush(bus)
+        }
+
+        private static func monotonicMicroseconds() -> UInt64 {
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
         }
 
         func close() {
-            source?.cancel()
-            source = nil
             if let slot { sd_bus_slot_unref(OpaquePointer(slot)) }
             slot = nil
             if let bus { sd_bus_flush_close_unref(bus) }
