@@ -56,6 +56,20 @@ import Testing
         #expect(stat(textfile, &info) == 0 && info.st_mode & 0o777 == 0o644, "node_exporter must still read it")
     }
 
+    @Test("a FIFO where the metrics textfile belongs: record-exit records the cause, leaves the FIFO alone and never waits on it")
+    func aFIFOTextfileNeverHoldsUpTheStop() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(mkfifo(directory + "/kiosk.prom", 0o644) == 0)
+        try "host:\n  state-directory: \(directory)/state\n  metrics:\n    textfile: \(directory)/kiosk.prom\nservices:\n  - logger\n"
+            .write(toFile: directory + "/c.yaml", atomically: true, encoding: .utf8)
+        let status = RecordExitCommand(config: directory + "/c.yaml", stateDirectory: nil, environment: ["SERVICE_RESULT": "signal", "EXIT_CODE": "killed", "EXIT_STATUS": "KILL"]).run()
+        #expect(status == .clean)
+        #expect(recorded(in: directory + "/state") == "signal KILL\n")
+        var info = stat()
+        #expect(stat(directory + "/kiosk.prom", &info) == 0 && info.st_mode & S_IFMT == S_IFIFO)
+    }
+
     @Test func runByHandItSaysWhereItBelongsAndRecordsNothing() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -39,6 +39,15 @@ import Testing
         #expect(throws: AtomicFile.Failure.self) { try AtomicFile.read(root) }
     }
 
+    @Test("a FIFO where a file belongs is refused at once, unread, never waited on")
+    func aFIFOIsRefusedWithoutBlocking() throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        #expect(mkfifo(root + "/fifo", 0o644) == 0)
+        let failure = #expect(throws: AtomicFile.Failure.self) { try AtomicFile.read(root + "/fifo") }
+        #expect(failure?.description == "read \(root)/fifo: a FIFO, not a regular file")
+    }
+
     @Test func parentDirectoryIsThePathsDirectoryPart() {
         #expect(AtomicFile.parentDirectory(of: "/var/lib/apphostd/running") == "/var/lib/apphostd")
         #expect(AtomicFile.parentDirectory(of: "/var/lib/apphostd/") == "/var/lib")

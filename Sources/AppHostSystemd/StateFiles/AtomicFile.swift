@@ -14,7 +14,10 @@ package enum AtomicFile {
         package let operation: String
         package let path: String
         package let code: Int32
-        package var description: String { "\(operation) \(path): \(SystemErrorText.reason(code))" }
+        /// Said instead of the errno's text, when the system reported no error (a FIFO where a
+        /// file belongs).
+        package var detail: String? = nil
+        package var description: String { "\(operation) \(path): \(detail ?? SystemErrorText.reason(code))" }
     }
 
     /// Writes `data` to `path` by writing a temporary file beside it, fsyncing it, renaming it
@@ -78,16 +81,28 @@ package enum AtomicFile {
         return removed
     }
 
-    /// Reads a whole file, or nil when it does not exist.
+    /// Reads a whole file, or nil when it does not exist. Anything but a regular file (a FIFO, a
+    /// socket, a device, a directory) is refused unread: opened without blocking, so a FIFO
+    /// where a state file belongs never stalls its reader.
     package static func read(_ path: String) throws(Failure) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
             throw Failure(operation: "open", path: path, code: errno)
         }
         defer { close(fd) }
+        let descriptor = FileDescriptor(rawValue: fd)
+        let type: FileType
         do {
-            return try FileDescriptor(rawValue: fd).readAll()
+            type = try descriptor.stat().type
+        } catch {
+            throw Failure(operation: "fstat", path: path, code: error.rawValue)
+        }
+        guard type == .regular else {
+            throw Failure(operation: "read", path: path, code: 0, detail: "\(type.kindDescription), not a regular file")
+        }
+        do {
+            return try descriptor.readAll()
         } catch {
             throw Failure(operation: "read", path: path, code: error.rawValue)
         }
