@@ -40,6 +40,38 @@ public enum ExitCause: Sendable, Hashable, Codable, CustomStringConvertible {
         }
     }
 
+    /// The cause without its detail (which signal, which code): `clean`, `exit-code`, `signal`,
+    /// `core-dump`, `watchdog`, `timeout`, `oom-kill` or `unknown`, so a metric's label takes few
+    /// values.
+    package var kind: String {
+        switch self {
+        case .clean: "clean"
+        case .exitCode: "exit-code"
+        case .signal: "signal"
+        case .coreDump: "core-dump"
+        case .watchdog: "watchdog"
+        case .timeout: "timeout"
+        case .oomKill: "oom-kill"
+        case .unknown: "unknown"
+        }
+    }
+
+    /// Every `kind`.
+    package static let kinds = ["clean", "exit-code", "signal", "core-dump", "watchdog", "timeout", "oom-kill", "unknown"]
+
+    /// The `kind` of a cause as `description` spells it (how analytics keeps causes); `unknown`
+    /// for text no cause has.
+    package static func kind(ofDescription text: String) -> String {
+        switch text {
+        case "clean", "watchdog", "timeout", "unknown": text
+        case "OOM kill": "oom-kill"
+        case _ where text.hasPrefix("exit code "): "exit-code"
+        case _ where text.hasPrefix("signal "): "signal"
+        case _ where text.hasPrefix("core dump (signal "): "core-dump"
+        default: "unknown"
+        }
+    }
+
     /// Whether a signal name is one systemd could have written: a capital letter, then up to 15
     /// capital letters, digits and `+` (`KILL`, `RTMIN+1`).
     package static func isSignalName(_ name: String) -> Bool {

@@ -150,7 +150,7 @@ struct HostLoop {
             }
         case .reload(let load, let reply):
             let result = await reload(load, group: &group)
-            if case .success = result { host.metrics.countReload(applied: true) } else { host.metrics.countReload(applied: false) }
+            host.metrics.countReload(applied: (try? result.get()) != nil)
             await finishRequest(ready: true, group: &group)
             reply.resume(returning: result)
         case .note(let text, let reply):

@@ -20,25 +20,6 @@ public struct ApplicationHandle: Sendable {
         let reportHealth: (@Sendable (String?) -> Void)?
         let metrics: ServiceMetrics
 
-        package convenience init(
-            serviceName: String,
-            logger: Logger,
-            configuration: ServiceConfiguration,
-            bus: MessageBus,
-            launchOptions: LaunchOptions?,
-            stateDirectory: String?,
-            keepRestorableState: (@Sendable ([UInt8]) -> Void)?,
-            reportHealth: (@Sendable (String?) -> Void)? = nil,
-            metricsFactory: (any MetricsFactory)? = nil
-        ) {
-            self.init(
-                serviceName: serviceName, logger: logger, configuration: configuration, bus: bus,
-                launchOptions: launchOptions, stateDirectory: stateDirectory, keepRestorableState: keepRestorableState,
-                reportHealth: reportHealth,
-                metrics: ServiceMetrics(serviceName: serviceName, factory: metricsFactory ?? MetricsSystem.factory)
-            )
-        }
-
         init(
             serviceName: String,
             logger: Logger,
@@ -47,7 +28,7 @@ public struct ApplicationHandle: Sendable {
             launchOptions: LaunchOptions?,
             stateDirectory: String?,
             keepRestorableState: (@Sendable ([UInt8]) -> Void)?,
-            reportHealth: (@Sendable (String?) -> Void)?,
+            reportHealth: (@Sendable (String?) -> Void)? = nil,
             metrics: ServiceMetrics
         ) {
             self.metrics = metrics
@@ -124,7 +105,8 @@ public struct ApplicationHandle: Sendable {
             context: Context(
                 serviceName: serviceName, logger: logger, configuration: configuration, bus: bus,
                 launchOptions: launchOptions, stateDirectory: stateDirectory, keepRestorableState: keepRestorableState,
-                reportHealth: reportHealth, metricsFactory: metricsFactory
+                reportHealth: reportHealth,
+                metrics: ServiceMetrics(serviceName: serviceName, factory: metricsFactory ?? MetricsSystem.factory)
             ),
             state: state,
             isSessionLocked: isSessionLocked,

@@ -6,10 +6,6 @@ import CoreMetrics
 /// kept totals (so a restart never sends them back to 0 and Prometheus' `increase()` works
 /// across restarts); after that each counted event adds one.
 struct AnalyticsMetrics: Sendable {
-    /// The `cause` label values, one per kind of `ExitCause` (its detail, the signal or the
-    /// code, stays in `apphostd analytics`, so the series stay few).
-    static let causes = ["clean", "exit-code", "signal", "core-dump", "watchdog", "timeout", "oom-kill", "unknown"]
-
     let launches: CoreMetrics.Counter
     let exits: [String: CoreMetrics.Counter]
     let backgroundEntries: CoreMetrics.Counter
@@ -17,25 +13,13 @@ struct AnalyticsMetrics: Sendable {
 
     init(factory: any MetricsFactory) {
         launches = CoreMetrics.Counter(label: "apphost_launches_total", factory: factory)
-        exits = Dictionary(uniqueKeysWithValues: Self.causes.map {
+        // One series per kind of cause (`ExitCause.kind`): which signal, which code stays in
+        // `apphostd analytics`, so the series stay few.
+        exits = Dictionary(uniqueKeysWithValues: ExitCause.kinds.map {
             ($0, CoreMetrics.Counter(label: "apphost_exits_total", dimensions: [("cause", $0)], factory: factory))
         })
         backgroundEntries = CoreMetrics.Counter(label: "apphost_transitions_total", dimensions: [("to", "background")], factory: factory)
         foregroundEntries = CoreMetrics.Counter(label: "apphost_transitions_total", dimensions: [("to", "foreground")], factory: factory)
-    }
-
-    /// The `cause` label of an exit as analytics keeps it (`ExitCause.description`).
-    static func causeLabel(_ description: String) -> String {
-        switch description {
-        case "clean": "clean"
-        case "watchdog": "watchdog"
-        case "timeout": "timeout"
-        case "OOM kill": "oom-kill"
-        case _ where description.hasPrefix("exit code"): "exit-code"
-        case _ where description.hasPrefix("signal "): "signal"
-        case _ where description.hasPrefix("core dump"): "core-dump"
-        default: "unknown"
-        }
     }
 
     /// Sets every counter to the report's total. A reload can restart analytics in a running
@@ -44,7 +28,7 @@ struct AnalyticsMetrics: Sendable {
         set(launches, report.launches)
         var byCause: [String: Int] = [:]
         for (description, count) in report.exitsByCause {
-            byCause[Self.causeLabel(description), default: 0] += count
+            byCause[ExitCause.kind(ofDescription: description), default: 0] += count
         }
         for (cause, counter) in exits { set(counter, byCause[cause] ?? 0) }
         set(backgroundEntries, report.backgroundEntries)

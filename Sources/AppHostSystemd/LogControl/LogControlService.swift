@@ -74,10 +74,10 @@ public struct LogControlService: Service {
             let started = PollThread.start(name: "apphost-logctl") {
                 defer { ended.finish() }
                 let connection: Connection
-                do {
+                do throws(Failure) {
                     connection = try Connection(bus: bus, busName: busName, identifier: identifier, control: control, logger: logger)
                 } catch {
-                    opening.resume(returning: .failure(error as? Failure ?? Failure(step: "\(error)", code: 0)))
+                    opening.resume(returning: .failure(error))
                     return
                 }
                 opening.resume(returning: .success(()))
@@ -195,7 +195,7 @@ public struct LogControlService: Service {
 
     /// The properties' values, as systemd spells them; the C side holds the returned text until
     /// its next call.
-    final class Properties: @unchecked Sendable {
+    final class Properties {
         let identifier: String
         let control: LogLevelControl
         private var text: UnsafeMutablePointer<CChar>?

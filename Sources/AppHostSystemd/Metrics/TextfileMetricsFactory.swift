@@ -17,7 +17,7 @@ import Synchronization
 public final class TextfileMetricsFactory: MetricsFactory, Sendable {
     /// What a name was first made as; a name keeps its kind for the life of the registry.
     enum Kind: String, Sendable {
-        case counter, gauge, histogram = "timer", valueHistogram = "histogram recorder"
+        case counter, gauge, timer, recorder = "histogram recorder"
     }
 
     /// The registry the textfile is rendered from.
@@ -124,7 +124,7 @@ public final class TextfileMetricsFactory: MetricsFactory, Sendable {
     }
 
     public func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
-        guard let name = admit(label, as: aggregate ? .valueHistogram : .gauge) else { return NOOPMetricsHandler.instance }
+        guard let name = admit(label, as: aggregate ? .recorder : .gauge) else { return NOOPMetricsHandler.instance }
         return ChangeReporting.Recorder(prometheus.makeRecorder(label: name, dimensions: labels(dimensions), aggregate: aggregate), changed)
     }
 
@@ -134,7 +134,7 @@ public final class TextfileMetricsFactory: MetricsFactory, Sendable {
     }
 
     public func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
-        guard let name = admit(label, as: .histogram) else { return NOOPMetricsHandler.instance }
+        guard let name = admit(label, as: .timer) else { return NOOPMetricsHandler.instance }
         return ChangeReporting.Timer(prometheus.makeTimer(label: name, dimensions: labels(dimensions)), changed)
     }
 
