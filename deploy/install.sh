@@ -11,11 +11,14 @@
 #   etc/apphostd/session-secret             a new random secret (root-only), unless one is there
 #   etc/systemd/system/apphostd.service     deploy/apphostd.service
 #   usr/local/share/doc/apphostd/README.md  README.md (the unit's Documentation=)
-#   etc/sysusers.d/apphostd.conf            the system group apphostd-service (the unit's
-#                                           SupplementaryGroups=), made at once with systemd-sysusers
-#   etc/tmpfiles.d/apphostd.conf            /run/apphostd-metrics (root:apphostd-service 2775) and
-#                                           an empty apphostd.prom in it, at boot and at once
-#                                           (the metrics textfile's place; see INSTALL.md)
+#   etc/sysusers.d/apphostd.conf            the system user apphostd (the unit's User=), made at
+#                                           once with systemd-sysusers
+#   etc/dbus-1/system.d/org.apphost.apphostd.conf
+#                                           the D-Bus policy: apphostd owns org.apphost.apphostd
+#                                           (systemctl service-log-level; see INSTALL.md)
+#   etc/tmpfiles.d/apphostd.conf            /run/apphostd-metrics (apphostd's, 0755) and an empty
+#                                           apphostd.prom in it, at boot and at once (the metrics
+#                                           textfile's place; see INSTALL.md)
 #   var/lib/prometheus/node-exporter/apphostd.prom
 #                                           a link to /run/apphostd-metrics/apphostd.prom, when
 #                                           node_exporter's textfile directory is there
@@ -53,7 +56,7 @@ if [ ! -d "$root" ]; then
   echo "install.sh: the target root $root is not a directory" >&2
   exit 1
 fi
-for file in config/apphostd.yaml deploy/apphostd.service README.md; do
+for file in config/apphostd.yaml deploy/apphostd.service deploy/dbus/org.apphost.apphostd.conf README.md; do
   if [ ! -f "$source_dir/$file" ]; then
     echo "install.sh: $source_dir/$file is missing (run it from a checkout of apphostd)" >&2
     exit 1
@@ -94,27 +97,35 @@ echo "installed $unit_dir/apphostd.service"
 install -m 0644 "$source_dir/README.md" "$doc_dir/README.md"
 echo "installed $doc_dir/README.md"
 
-# The metrics textfile: /run/apphostd-metrics, root's and group apphostd-service's (2775), which
-# the unit joins (SupplementaryGroups=) and may write (ReadWritePaths=); tmpfiles.d makes it with
-# an empty file at boot, so node_exporter's link to it never dangles (an empty textfile has no
-# series and is no error).
+# The daemon's own system user (the unit's User=): dbus-daemon resolves the owner of a bus name
+# against its policy when it loads it, so the user exists before the policy does.
 sysusers_dir=$prefix/etc/sysusers.d
 tmpfiles_dir=$prefix/etc/tmpfiles.d
-install -d -m 0755 "$sysusers_dir" "$tmpfiles_dir"
+dbus_dir=$prefix/etc/dbus-1/system.d
+install -d -m 0755 "$sysusers_dir" "$tmpfiles_dir" "$dbus_dir"
 printf '%s\n' \
-  '# apphostd: the group that may write the metrics textfile (the unit'"'"'s SupplementaryGroups=)' \
-  'g apphostd-service -' > "$sysusers_dir/apphostd.conf"
-printf '%s\n' \
-  '# apphostd: the metrics textfile (host.metrics.textfile), read by node_exporter through a link' \
-  'd /run/apphostd-metrics 2775 root apphostd-service -' \
-  'f /run/apphostd-metrics/apphostd.prom 0644 root apphostd-service -' > "$tmpfiles_dir/apphostd.conf"
-chmod 0644 "$sysusers_dir/apphostd.conf" "$tmpfiles_dir/apphostd.conf"
+  '# apphostd: the user the unit runs as (User=apphostd)' \
+  'u apphostd - "apphostd application service host" /var/lib/apphostd' > "$sysusers_dir/apphostd.conf"
+chmod 0644 "$sysusers_dir/apphostd.conf"
 if [ -z "$prefix" ]; then
   systemd-sysusers "$sysusers_dir/apphostd.conf"
 else
   systemd-sysusers --root="$root" "$sysusers_dir/apphostd.conf"
 fi
-echo "installed $sysusers_dir/apphostd.conf (group apphostd-service) and $tmpfiles_dir/apphostd.conf"
+echo "installed $sysusers_dir/apphostd.conf (system user apphostd)"
+
+install -m 0644 "$source_dir/deploy/dbus/org.apphost.apphostd.conf" "$dbus_dir/org.apphost.apphostd.conf"
+echo "installed $dbus_dir/org.apphost.apphostd.conf (apphostd may own org.apphost.apphostd on the system bus)"
+
+# The metrics textfile: /run/apphostd-metrics, apphostd's (0755), which the unit may write
+# (ReadWritePaths=); tmpfiles.d makes it with an empty file at boot, so node_exporter's link to it
+# never dangles (an empty textfile has no series and is no error).
+printf '%s\n' \
+  '# apphostd: the metrics textfile (host.metrics.textfile), read by node_exporter through a link' \
+  'd /run/apphostd-metrics 0755 apphostd apphostd -' \
+  'f /run/apphostd-metrics/apphostd.prom 0644 apphostd apphostd -' > "$tmpfiles_dir/apphostd.conf"
+chmod 0644 "$tmpfiles_dir/apphostd.conf"
+echo "installed $tmpfiles_dir/apphostd.conf"
 collector_dir=$prefix/var/lib/prometheus/node-exporter
 if [ -d "$collector_dir" ]; then
   ln -sfn /run/apphostd-metrics/apphostd.prom "$collector_dir/apphostd.prom"
@@ -130,6 +141,10 @@ if [ -z "$prefix" ]; then
   fi
   echo "ran systemctl daemon-reload"
   systemd-tmpfiles --create "$tmpfiles_dir/apphostd.conf" || echo "install.sh: systemd-tmpfiles --create failed; /run/apphostd-metrics appears at the next boot" >&2
+  # dbus-daemon reads a new policy file on its own (inotify); asking makes it certain.
+  if systemctl -q is-active dbus.service; then
+    systemctl reload dbus.service || echo "install.sh: systemctl reload dbus failed; the bus policy applies at dbus-daemon's next reload" >&2
+  fi
   echo "next: systemctl enable --now apphostd   (or systemctl restart apphostd if it was already running)"
 else
   echo "not calling systemctl: $root is not the running system's root; enable the unit there (systemctl enable apphostd)"

@@ -1,3 +1,4 @@
+import AppHostSystemd
 import AppHostTestSupport
 import Foundation
 import Testing
@@ -42,7 +43,7 @@ struct UnitFileTests {
         for required in [
             "Type=notify", "NotifyAccess=main", "ExecReload=/usr/local/bin/apphostd reload --config /etc/apphostd/apphostd.yaml", "WatchdogSec=30s",
             "Restart=on-failure", "RestartPreventExitStatus=78", "StateDirectory=apphostd",
-            "LoadCredential=session-secret:/etc/apphostd/session-secret", "DynamicUser=yes",
+            "LoadCredential=session-secret:/etc/apphostd/session-secret", "User=apphostd", "BusName=org.apphost.apphostd",
             "ProtectSystem=strict", "CapabilityBoundingSet=", "SystemCallFilter=@system-service",
             "RestrictAddressFamilies=AF_UNIX", "ExecStart=/usr/local/bin/apphostd run --config /etc/apphostd/apphostd.yaml",
         ] {
@@ -75,6 +76,22 @@ struct UnitFileTests {
             let complaints = shipped.output.split(separator: "\n").filter { !$0.contains("/usr/local/bin/apphostd is not executable") }
             #expect(complaints.isEmpty, "verify of the shipped unit said: \(shipped.output)")
         }
+    }
+
+    /// dbus-daemon checks a name's owner against the policy by user: the policy, the unit's
+    /// `User=` and `BusName=`, the user install.sh makes and the name the daemon asks for agree.
+    @Test func busPolicyLetsTheUnitsUserOwnItsName() throws {
+        let unit = try String(contentsOfFile: Self.unitPath, encoding: .utf8).split(separator: "\n")
+        let user = try #require(unit.first { $0.hasPrefix("User=") }?.dropFirst("User=".count))
+        let busName = try #require(unit.first { $0.hasPrefix("BusName=") }?.dropFirst("BusName=".count))
+        #expect(busName == LogControlService.busName(commandName: "apphostd")[...])
+        let policy = try String(contentsOfFile: PackagePaths.root + "/deploy/dbus/\(busName).conf", encoding: .utf8)
+        let owners = policy.components(separatedBy: "<policy user=\"\(user)\">").dropFirst().map { $0.components(separatedBy: "</policy>")[0] }
+        #expect(owners.contains { $0.contains("<allow own=\"\(busName)\"/>") }, "the policy does not let \(user) own \(busName)")
+        #expect(!policy.contains("own=\"*\""))
+        let install = try String(contentsOfFile: PackagePaths.root + "/deploy/install.sh", encoding: .utf8)
+        #expect(install.contains("'u \(user) -"), "install.sh makes no system user \(user)")
+        #expect(install.contains("deploy/dbus/\(busName).conf"))
     }
 
     @Test(.enabled(if: systemdAnalyze != nil, "systemd-analyze is not installed"))

@@ -10,7 +10,7 @@ import Glibc
 /// systemd 252 as PID 1 of a minimal Debian 12 system, with apphostd installed as operators
 /// install it (`deploy/install.sh BINARY ROOT`), booted in a container by `systemd-nspawn`.
 ///
-/// Unlike `SystemdSandbox` (a user manager), this applies the shipped unit in full: `DynamicUser=`,
+/// Unlike `SystemdSandbox` (a user manager), this applies the shipped unit in full: `User=` (and its bus policy),
 /// `LoadCredential=`, `StateDirectory=`, the seccomp filter and the namespaces. Each boot gets a
 /// fresh copy of the cached root (`DebianRoot`), so tests start from a clean system.
 ///

@@ -4,7 +4,7 @@ import Testing
 
 extension IntegrationSuites {
     /// The shipped unit as operators install it: `deploy/install.sh` into a minimal Debian 12,
-    /// booted with systemd 252 as PID 1 (`SystemManager`), so that `DynamicUser=`,
+    /// booted with systemd 252 as PID 1 (`SystemManager`), so that `User=`,
     /// `LoadCredential=`, `StateDirectory=`, the seccomp filter and the namespaces all apply.
     ///
     /// One boot for the whole suite; the tests run in this order (a serialized suite runs in
@@ -253,8 +253,8 @@ extension IntegrationSuites {
             _ = try await system.systemctl("reload", Self.unit, timeout: .seconds(60))
         }
 
-        @Test("the state directory belongs to the dynamic user and survives systemctl restart: the launch count goes up by one")
-        func stateSurvivesRestartUnderDynamicUser() async throws {
+        @Test("the state directory belongs to the system user apphostd and survives systemctl restart: the launch count goes up by one")
+        func stateSurvivesRestartAsTheSystemUser() async throws {
             let system = try Self.system()
             try await Self.ensureActive(system)
             let before = try await Self.analytics(system)
@@ -274,13 +274,13 @@ extension IntegrationSuites {
             #expect(counted, "launches \(launches) before the restart, after: \(after)")
             #expect(after["cleanPreviousExits"] as? Int == cleanExits + 1, "the restart's stop was not recorded as a clean exit: \(after)")
 
-            // DynamicUser=: /var/lib/apphostd links to /var/lib/private/apphostd, owned by the
-            // transient uid the daemon runs as (systemd's dynamic range 61184–65519).
-            let link = try await system.run(["readlink", "/var/lib/apphostd"])
-            #expect(link.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "private/apphostd", "\(link)")
-            let owner = try await system.run(["stat", "-c", "%u", "/var/lib/private/apphostd"])
-            let uid = try #require(Int(owner.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(owner)")
-            #expect((61184...65519).contains(uid), "the state directory belongs to uid \(uid)")
+            // User=apphostd (install.sh's sysusers.d): /var/lib/apphostd is a directory of that
+            // user's, 0700, and the daemon runs as it.
+            let expected = try await system.run(["id", "-u", "apphostd"])
+            let uid = try #require(Int(expected.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "no user apphostd: \(expected)")
+            #expect(uid != 0)
+            let owner = try await system.run(["stat", "-c", "%u %a %F", "/var/lib/apphostd"])
+            #expect(owner.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "\(uid) 700 directory", "\(owner)")
             let pid = try #require(status["MainPID"])
             let processStatus = try await system.run(["cat", "/proc/\(pid)/status"])
             let uidLine = processStatus.stdout.split(separator: "\n").first { $0.hasPrefix("Uid:") } ?? ""
@@ -288,10 +288,37 @@ extension IntegrationSuites {
                     "the daemon does not run as the state directory's owner \(uid): \(uidLine)")
         }
 
+        @Test("an install from the DynamicUser= days: systemd moves /var/lib/private/apphostd back to /var/lib/apphostd and gives it to the user apphostd, and the launch count goes on")
+        func stateOfADynamicUserInstallMovesToTheSystemUser() async throws {
+            let system = try Self.system()
+            try await Self.ensureActive(system)
+            #expect(try await system.systemctl("stop", Self.unit, timeout: .seconds(60)).succeeded)
+            let launches = try #require(try await Self.analytics(system)["launches"] as? Int)
+            // What systemd left of a DynamicUser= unit: the directory under private/, owned by a
+            // uid of the dynamic range, and a link to it.
+            let staged = try await system.run(["sh", "-ec", """
+                mkdir -p -m 0700 /var/lib/private
+                mv /var/lib/apphostd /var/lib/private/apphostd
+                chown -R 61999:61999 /var/lib/private/apphostd
+                ln -s private/apphostd /var/lib/apphostd
+                """])
+            try #require(staged.succeeded, "\(staged)")
+            let start = try await system.systemctl("start", Self.unit, timeout: .seconds(120))
+            let journal = start.succeeded ? "" : await system.journalText(unit: Self.unit)
+            #expect(start.succeeded, "\(start)\n\(journal)")
+            try await Self.waitForStatus(system, "running after the move", Self.isActiveAndForeground)
+            let moved = try await system.run(["stat", "-c", "%U %a %F", "/var/lib/apphostd"])
+            #expect(moved.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "apphostd 700 directory", "\(moved)")
+            let strangers = try await system.run(["find", "/var/lib/apphostd", "!", "-user", "apphostd"])
+            #expect(strangers.succeeded && strangers.stdout.isEmpty, "files not given to apphostd: \(strangers)")
+            #expect(try await system.run(["test", "-e", "/var/lib/private/apphostd"]).succeeded == false, "the private directory stayed")
+            #expect(try await Self.analytics(system)["launches"] as? Int == launches + 1, "the state did not come along")
+        }
+
         /// The generation of the restorable state on disk (0 when there is none yet): the
         /// format's bytes 5 to 12, little-endian.
         static func diskGeneration(_ system: SystemManager) -> UInt64 {
-            guard let data = FileManager.default.contents(atPath: system.root + "/var/lib/private/apphostd/restorable-state"), data.count >= 13 else { return 0 }
+            guard let data = FileManager.default.contents(atPath: system.root + "/var/lib/apphostd/restorable-state"), data.count >= 13 else { return 0 }
             return (0..<8).reduce(UInt64(0)) { $0 | UInt64(data[data.startIndex + 5 + $1]) << UInt64($1 * 8) }
         }
 
@@ -410,7 +437,7 @@ extension IntegrationSuites {
                     $0["MESSAGE"]?.hasPrefix(restoredLine) == true
                 }
             }
-            let mode = try await system.run(["stat", "-c", "%a", "/var/lib/private/apphostd/restorable-state"])
+            let mode = try await system.run(["stat", "-c", "%a", "/var/lib/apphostd/restorable-state"])
             #expect(mode.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "600", "\(mode)")
         }
 
@@ -595,7 +622,7 @@ extension IntegrationSuites {
         }
 
         @Test(
-            "metrics on, as INSTALL.md says: the dynamic user writes /run/apphostd-metrics/apphostd.prom, Debian's node_exporter reads it through install.sh's link, and a stop leaves notRunning",
+            "metrics on, as INSTALL.md says: the user apphostd writes /run/apphostd-metrics/apphostd.prom, Debian's node_exporter reads it through install.sh's link, and a stop leaves notRunning",
             .enabled(if: ProcessRunner.resolve("curl") != nil, "needs curl on the host (Debian package curl)")
         )
         func nodeExporterReadsTheTextfile() async throws {
@@ -623,14 +650,12 @@ extension IntegrationSuites {
             }
             #expect(samples["node_textfile_scrape_error"] == "0", "\(samples.filter { $0.key.hasPrefix("node_textfile") })")
             #expect(samples[#"apphost_services{daemon="apphostd",status="running"}"#] == "4")
-            // tmpfiles.d's directory (root, group apphostd-service, setgid, 2775); the file the
-            // dynamic user renamed into it, 0644 for node_exporter.
+            // tmpfiles.d's directory (apphostd's, 0755); the file the daemon renamed into it,
+            // 0644 for node_exporter.
             let directory = try await system.run(["stat", "-c", "%U %G %a %F", "/run/apphostd-metrics"])
-            #expect(directory.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "root apphostd-service 2775 directory", "\(directory)")
-            let file = try await system.run(["stat", "-c", "%u %a %F", "/run/apphostd-metrics/apphostd.prom"])
-            let fields = file.stdout.split(separator: " ")
-            #expect(fields.first.flatMap { Int($0) }.map { (61184...65519).contains($0) } == true, "written by the dynamic user: \(file)")
-            #expect(fields.dropFirst().first == "644", "\(file)")
+            #expect(directory.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "apphostd apphostd 755 directory", "\(directory)")
+            let file = try await system.run(["stat", "-c", "%U %a %F", "/run/apphostd-metrics/apphostd.prom"])
+            #expect(file.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "apphostd 644 regular file", "written by the daemon: \(file)")
 
             let stop = try await system.systemctl("stop", Self.unit, timeout: .seconds(60))
             #expect(stop.succeeded, "\(stop)")
@@ -656,9 +681,7 @@ extension IntegrationSuites {
             try await system.journal(["-u", unit, "PRIORITY=7"], after: cursor)
         }
 
-        @Test("systemctl service-log-level: prints the level; debug lines appear after `debug` and not before; nobody is refused; a reload keeps the operator's level unless the file changed host.log-level",
-            .disabled("blocked: Debian 12's dbus-daemon refuses the connection of the unit's DynamicUser= (systemd sets SYSTEMD_NSS_DYNAMIC_BYPASS for it); the user manager's session bus is tested in DaemonLogControlTests")
-        )
+        @Test("systemctl service-log-level: prints the level; debug lines appear after `debug` and not before; nobody is refused; a reload keeps the operator's level unless the file changed host.log-level")
         func serviceLogLevel() async throws {
             let system = try Self.system()
             try await Self.ensureActive(system)
@@ -707,9 +730,7 @@ extension IntegrationSuites {
             try await Self.ensureActive(system)
         }
 
-        @Test("systemctl service-log-target: console makes records plain stream lines without their fields, and back to journal they have them again",
-            .disabled("blocked: Debian 12's dbus-daemon refuses the connection of the unit's DynamicUser= (systemd sets SYSTEMD_NSS_DYNAMIC_BYPASS for it); the user manager's session bus is tested in DaemonLogControlTests")
-        )
+        @Test("systemctl service-log-target: console makes records plain stream lines without their fields, and back to journal they have them again")
         func serviceLogTarget() async throws {
             let system = try Self.system()
             try await Self.ensureActive(system)

@@ -147,11 +147,11 @@ public struct LogControlService: Service {
                 switch -r {
                 case ENOTCONN, ECONNRESET:
                     // dbus-daemon drops a connection whose uid it cannot resolve: a DynamicUser=.
-                    throw Failure(step: "the bus refused the connection (dbus-daemon cannot resolve a DynamicUser='s uid)", code: -r)
+                    throw Failure(step: "the bus dropped the connection (dbus-daemon cannot resolve a DynamicUser='s uid: run as a system user, as the shipped unit does)", code: -r)
                 case EEXIST:
                     throw Failure(step: "another process owns \(busName)", code: -r)
                 default:
-                    throw Failure(step: "the name \(busName) is not ours (sd_bus_request_name; a D-Bus policy must let this user own it)", code: -r)
+                    throw Failure(step: "the name \(busName) is not ours (sd_bus_request_name; a D-Bus policy must let this user own it, as deploy/dbus/org.apphost.apphostd.conf does for the shipped unit)", code: -r)
                 }
             }
         }
