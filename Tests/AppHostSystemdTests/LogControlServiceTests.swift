@@ -122,6 +122,19 @@ struct LogControlServiceTests {
         #expect(lines.first?.message.contains("No such file or directory") == true, "\(logs.messages)")
     }
 
+    @Test("a bus whose policy does not let the daemon own its name: it says once that the name is not its own and that a policy must allow it")
+    func aPolicyThatRefusesTheNameIsNamed() async throws {
+        let bus = try TestSessionBus.start(mayOwnNames: false)
+        defer { bus.stop() }
+        let logs = CapturedLogs()
+        let service = LogControlService(busName: Self.name, identifier: "x", control: LogLevelControl(), bus: .address(bus.address), logger: logs.logger())
+        await service.run()
+        let lines = logs.all.filter { $0.message.hasPrefix("log control unavailable") }
+        #expect(lines.count == 1, "\(logs.messages)")
+        #expect(lines.first?.message.contains("the name \(Self.name) is not ours") == true, "\(logs.messages)")
+        #expect(lines.first?.message.contains("D-Bus policy") == true, "\(logs.messages)")
+    }
+
     @Test("the bus name follows the daemon's name")
     func busNames() {
         #expect(LogControlService.busName(commandName: "apphostd") == "org.apphost.apphostd")

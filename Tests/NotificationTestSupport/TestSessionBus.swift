@@ -19,9 +19,11 @@ public final class TestSessionBus: Sendable {
     /// Starts the bus and returns once it listens.
     /// - Parameter openToEveryUser: let any local user connect (the directory 0755, `<allow user="*"/>`),
     ///     for tests of what an unprivileged caller may do.
+    /// - Parameter mayOwnNames: whether a client may own a name; `false` for tests of a daemon
+    ///     whose bus policy does not let it.
     /// - Throws: `TestBusError` when `dbus-daemon` is missing or prints no address within
     ///   `timeout`.
-    public static func start(dbusDaemon: String = "/usr/bin/dbus-daemon", timeout: Duration = .seconds(10), openToEveryUser: Bool = false) throws -> TestSessionBus {
+    public static func start(dbusDaemon: String = "/usr/bin/dbus-daemon", timeout: Duration = .seconds(10), openToEveryUser: Bool = false, mayOwnNames: Bool = true) throws -> TestSessionBus {
         let directory: String
         do {
             directory = try makeTemporaryDirectory("apphost-test-bus")
@@ -39,7 +41,7 @@ public final class TestSessionBus: Sendable {
                 \(openToEveryUser ? "<allow user=\"*\"/>" : "")
                 <allow send_destination="*" eavesdrop="true"/>
                 <allow eavesdrop="true"/>
-                <allow own="*"/>
+                \(mayOwnNames ? "<allow own=\"*\"/>" : "<deny own=\"*\"/>")
               </policy>
             </busconfig>
             """
