@@ -73,6 +73,11 @@ extension ServiceDescriptor {
     /// The same entry, with every instance it builds wrapped so its hook calls land in `calls`.
     func recording(into calls: TestLog<RecordedHookCall>) -> ServiceDescriptor {
         var descriptor = self
+        if var composite {
+            composite.children = composite.children.map { $0.recording(into: calls) }
+            descriptor.composite = composite
+            return descriptor
+        }
         let make = makeService
         descriptor.makeService = { RecordingService(wrapped: try make(), calls: calls) }
         return descriptor

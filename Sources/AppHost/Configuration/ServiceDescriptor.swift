@@ -15,6 +15,9 @@ public struct ServiceDescriptor: Sendable {
     public var configuration: ServiceConfiguration
     /// Builds a fresh instance.
     public var makeService: @Sendable () throws -> any ApplicationService
+    /// The services this entry groups, when it is a composite (`init(name:isRequired:composite:)`);
+    /// a composite is never built with `makeService`.
+    public var composite: ServiceComposite?
 
     /// A descriptor that builds its service with `makeService`.
     public init(

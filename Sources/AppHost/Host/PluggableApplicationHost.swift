@@ -100,20 +100,24 @@ public final class PluggableApplicationHost: Sendable {
         metrics = HostMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
         published = Mutex(Published(status: HostStatus(
             state: .notRunning,
-            services: services.map { ServiceHealth(name: $0.name, isRequired: $0.isRequired, condition: .healthy) }
+            services: services.flatMap { $0.leaves() }.map { ServiceHealth(name: $0.name, isRequired: $0.isRequired, condition: .healthy) }
         )))
     }
 
     static func checkUniqueNames(_ services: [ServiceDescriptor]) throws(InvalidConfiguration) {
         var seen: Set<String> = []
-        let duplicates = services.enumerated().filter { !seen.insert($0.element.name).inserted }.map { index, descriptor in
-            ConfigurationError(
-                file: descriptor.configuration.file, keyPath: "services[\(index)].name",
-                message: "duplicate service name \"\(descriptor.name)\"",
-                hint: "give each instance its own name"
-            )
+        var problems: [ConfigurationError] = []
+        for (index, descriptor) in services.enumerated() {
+            problems += descriptor.compositeProblems(keyPath: "services[\(index)]")
+            for leaf in descriptor.leaves(path: nil) where !seen.insert(leaf.name).inserted {
+                problems.append(ConfigurationError(
+                    file: descriptor.configuration.file, keyPath: "services[\(index)].name",
+                    message: "duplicate service name \"\(leaf.name)\"",
+                    hint: "give each instance its own name"
+                ))
+            }
         }
-        if let errors = InvalidConfiguration(duplicates) { throw errors }
+        if let errors = InvalidConfiguration(problems) { throw errors }
     }
 
     /// The current lifecycle state.

@@ -44,58 +44,156 @@ extension HostLoop {
         var restoredOptions = options
         restore(into: &restoredOptions)
         launchOptions = restoredOptions
-        setServices(descriptors.map { makeService($0) })
+        setServices(descriptors.flatMap { $0.leaves() }.map { makeService($0) })
         forgetRestorableStateOfRemovedServices()
         host.report(.status(status))
 
-        var launched: [Int] = []
-        var overruns: [Overrun] = []
-        var failures: [String: String] = [:]
+        var progress = LaunchProgress(indexByName: Dictionary(uniqueKeysWithValues: services.indices.map { (services[$0].name, $0) }))
         func launchRecord() -> LifecycleEventRecord {
             LifecycleEventRecord(
                 event: .didFinishLaunching, from: .notRunning, to: .launching, duration: ContinuousClock.now - start,
-                overruns: overruns, failures: failures, serviceCount: services.count
+                overruns: progress.overruns, failures: progress.failures, serviceCount: services.count - progress.dropped.count
             )
         }
-        for index in services.indices {
-            if let failure = await launchOne(index, options: services[index].context.launchOptions ?? restoredOptions, overruns: &overruns, failures: &failures, group: &group) {
-                let name = services[index].name
-                let isTerminated = failure.reason == .terminated
-                // A refusal or an overrun is a failure of the launch too, for its record.
-                if !isTerminated, failures[name] == nil { failures[name] = failure.description }
-                if services[index].descriptor.isRequired || isTerminated {
-                    if isTerminated {
-                        logger.notice("terminate requested during launch: rolling back", metadata: ["service": "\(name)"])
-                    } else {
-                        logger.error("launch failed: \(failure)", metadata: ["service": "\(name)"])
-                        services[index].disable(reason: failure.description)
-                        note = "launch failed: \(failure)"
-                    }
-                    // The launch record comes first even for a failed launch: services that
-                    // finished launching expect it (the logger's audit trail waits for it).
-                    bus.publish(launchRecord())
-                    // A service whose launch the terminate cut short may already hold what its
-                    // launch hooks set up: it gets willTerminate too, first, as the last to
-                    // launch (queued behind its launch hook, if the terminate stopped waiting
-                    // for one, within the terminate deadline).
-                    let started = isTerminated && isStarted(index, failure) ? [index] : []
-                    await terminate(only: launched + started, group: &group)
-                    if !isTerminated { host.report(.launchFailed(failure, status)) }
-                    return .failure(failure)
+        if let failure = await launchFlow(descriptors, path: nil, options: restoredOptions, progress: &progress, group: &group) {
+            let isTerminated = failure.reason == .terminated
+            if isTerminated {
+                logger.notice("terminate requested during launch: rolling back", metadata: ["service": "\(failure.service)"])
+            } else {
+                logger.error("launch failed: \(failure)", metadata: ["service": "\(failure.service)"])
+                note = "launch failed: \(failure)"
+            }
+            // The launch record comes first even for a failed launch: services that finished
+            // launching expect it (the logger's audit trail waits for it).
+            bus.publish(launchRecord())
+            // A service whose launch the terminate cut short may already hold what its launch
+            // hooks set up: it gets willTerminate too, first, as the last to launch (queued
+            // behind its launch hook, if the terminate stopped waiting for one, within the
+            // terminate deadline).
+            await terminate(only: progress.launched + (progress.cutShort.map { [$0] } ?? []), group: &group)
+            if !isTerminated { host.report(.launchFailed(failure, status)) }
+            return .failure(failure)
+        }
+        if !progress.dropped.isEmpty {
+            setServices(services.indices.filter { !progress.dropped.contains($0) }.map { services[$0] })
+        }
+        bus.publish(launchRecord())
+        await perform(machine.launchCompletionActions(intoBackground: restoredOptions.launchesIntoBackground), group: &group)
+        return .success(restoredOptions)
+    }
+
+    /// What a launch did so far: whom it launched, whom a first-of left out, what went wrong.
+    struct LaunchProgress {
+        let indexByName: [String: Int]
+        /// Launched services, in launch order.
+        var launched: [Int] = []
+        /// Services a first-of did not choose: they leave the list when the launch succeeds.
+        var dropped: Set<Int> = []
+        /// The service a terminate stopped waiting for, inside one of its launch hooks.
+        var cutShort: Int?
+        var overruns: [Overrun] = []
+        var failures: [String: String] = [:]
+    }
+
+    /// Launches `nodes` as one flow, in order: a required node's failure ends the flow, rolls
+    /// back what the flow launched (unless it is the host's own flow, which the caller rolls
+    /// back by terminating) and is returned; an optional node's failure disables it and the
+    /// flow goes on.
+    mutating func launchFlow(_ nodes: [ServiceDescriptor], path: String?, options: LaunchOptions, progress: inout LaunchProgress, group: inout DiscardingTaskGroup) async -> LaunchFailure? {
+        let flowStart = progress.launched.count
+        for node in nodes {
+            let name = path.map { "\($0)/\(node.name)" } ?? node.name
+            guard let failure = await launchNode(node, name: name, options: options, progress: &progress, group: &group) else { continue }
+            if failure.reason == .terminated { return failure }
+            // The rest of a composite that failed gets no calls.
+            let launched = Set(progress.launched)
+            for leaf in node.leaves(path: path) {
+                if let index = progress.indexByName[leaf.name], !launched.contains(index), services[index].health.isEnabled {
+                    services[index].disable(reason: "not launched: \(failure)")
                 }
-                logger.warning("optional service disabled: \(failure)", metadata: ["service": "\(name)"])
+            }
+            if node.isRequired {
+                if let path {
+                    let flow = Array(progress.launched[flowStart...])
+                    progress.launched.removeSubrange(flowStart...)
+                    await rollBack(flow, of: path, because: failure, group: &group)
+                }
+                return failure
+            }
+            logger.warning("optional service disabled: \(failure)", metadata: ["service": "\(name)"])
+        }
+        return nil
+    }
+
+    /// Launches one entry: a service, or a composite as its kind says. Nil when it launched.
+    mutating func launchNode(_ node: ServiceDescriptor, name: String, options: LaunchOptions, progress: inout LaunchProgress, group: inout DiscardingTaskGroup) async -> LaunchFailure? {
+        guard let composite = node.composite else {
+            let index = progress.indexByName[name]!
+            let failure = await launchOne(index, options: services[index].context.launchOptions ?? options, overruns: &progress.overruns, failures: &progress.failures, group: &group)
+            if let failure {
+                if failure.reason == .terminated {
+                    if isStarted(index, failure) { progress.cutShort = index }
+                    return failure
+                }
+                // A refusal or an overrun is a failure of the launch too, for its record.
+                if progress.failures[name] == nil { progress.failures[name] = failure.description }
                 services[index].disable(reason: failure.description)
             } else {
-                launched.append(index)
+                progress.launched.append(index)
             }
             let next = index + 1 < services.count
                 ? services[index + 1].launchDeadline * 2
                 : configuration.hookDeadline * max(1, services.count)
             host.report(.progress(next: next))
+            return failure
         }
-        bus.publish(launchRecord())
-        await perform(machine.launchCompletionActions(intoBackground: restoredOptions.launchesIntoBackground), group: &group)
-        return .success(restoredOptions)
+        // A first-of's and a one-of's child is the composite: required as it is.
+        func asTheComposite(_ child: ServiceDescriptor) -> ServiceDescriptor {
+            var child = child
+            child.isRequired = true
+            return child
+        }
+        switch composite.kind {
+        case .group:
+            return await launchFlow(composite.children, path: name, options: options, progress: &progress, group: &group)
+        case .oneOf(let chosen, let reason):
+            logger.info("\(name): one-of chose \(name)/\(chosen) (\(reason))", metadata: ["service": "\(name)"])
+            return await launchFlow(composite.candidates.map(asTheComposite), path: name, options: options, progress: &progress, group: &group)
+        case .firstOf:
+            var passedOver: [String] = []
+            var lastFailure: LaunchFailure?
+            for (position, child) in composite.children.enumerated() {
+                if let failure = await launchFlow([asTheComposite(child)], path: name, options: options, progress: &progress, group: &group) {
+                    if failure.reason == .terminated { return failure }
+                    passedOver.append("\(failure)")
+                    lastFailure = failure
+                    continue
+                }
+                // The chosen one is the composite; the children before it failed and those
+                // after it are not launched: neither is one of the host's services from now on.
+                for other in composite.children.indices where other != position {
+                    for leaf in composite.children[other].leaves(path: name) {
+                        if let index = progress.indexByName[leaf.name] { progress.dropped.insert(index) }
+                    }
+                }
+                let after = passedOver.isEmpty ? "" : " after \(passedOver.joined(separator: "; "))"
+                logger.info("\(name): first-of chose \(name)/\(child.name)\(after)", metadata: ["service": "\(name)"])
+                return nil
+            }
+            logger.warning("\(name): first-of found no child that launches: \(passedOver.joined(separator: "; "))", metadata: ["service": "\(name)"])
+            return lastFailure
+        }
+    }
+
+    /// A group's rollback: `willTerminate` to what it launched, in reverse order; they stay in
+    /// the list, disabled with the reason.
+    mutating func rollBack(_ launched: [Int], of group: String, because failure: LaunchFailure, group taskGroup: inout DiscardingTaskGroup) async {
+        guard !launched.isEmpty else { return }
+        logger.notice("\(group): rolling back \(launched.count) services: \(failure)", metadata: ["service": "\(group)"])
+        for index in launched.reversed() {
+            await terminateOne(index, group: &taskGroup)
+            services[index].disable(reason: "rolled back with \(group): \(failure)")
+        }
     }
 
     /// Whether a launch that `failure` ended had called a launch hook of `services[index]`: one

@@ -48,10 +48,11 @@ extension HostLoop {
         } catch {
             return .failure(InvalidConfiguration(ConfigurationError(keyPath: "", message: "\(error)")))
         }
+        let newLeaves = newDescriptors.flatMap { reloadLeaves(of: $0) }
         let oldIndex = Dictionary(uniqueKeysWithValues: services.indices.map { (services[$0].name, $0) })
         var fresh: [String: any ApplicationService] = [:]
         var failures: [ConfigurationError] = []
-        for (position, descriptor) in newDescriptors.enumerated() {
+        for (position, descriptor) in newLeaves.enumerated() {
             if let index = oldIndex[descriptor.name], !services[index].descriptor.differs(from: descriptor) { continue }
             do {
                 fresh[descriptor.name] = try descriptor.makeService()
@@ -63,7 +64,7 @@ extension HostLoop {
         }
         if let errors = InvalidConfiguration(failures) { return .failure(errors) }
 
-        let newNames = Set(newDescriptors.map(\.name))
+        let newNames = Set(newLeaves.map(\.name))
         var removed: [String] = []
         var updated: [String] = []
         var restarted: [String] = []
@@ -73,7 +74,7 @@ extension HostLoop {
             removed.append(services[index].name)
         }
         var order: [Int] = []
-        for descriptor in newDescriptors {
+        for descriptor in newLeaves {
             guard let index = oldIndex[descriptor.name] else {
                 order.append(await launchIntoCurrentState(descriptor, service: fresh[descriptor.name]!, group: &group))
                 added.append(descriptor.name)
@@ -99,8 +100,33 @@ extension HostLoop {
         return .success(ConfigurationDidReload(added: added, removed: removed, updated: updated, restarted: restarted))
     }
 
+    /// The services `descriptor` stands for after a reload, diffed by path as the top level is:
+    /// its own leaves, except that a first-of keeps the child it chose at launch (a reload does
+    /// not choose again; a restart does) and stands for nothing when none of its children runs.
+    func reloadLeaves(of descriptor: ServiceDescriptor, path: String? = nil, required: Bool = true) -> [ServiceDescriptor] {
+        guard let composite = descriptor.composite else { return descriptor.leaves(path: path, required: required) }
+        let name = path.map { "\($0)/\(descriptor.name)" } ?? descriptor.name
+        let required = descriptor.isRequired && required
+        var children = composite.candidates
+        if composite.kind == .firstOf {
+            let running = children.first { child in
+                let prefix = "\(name)/\(child.name)"
+                return services.contains { ($0.name == prefix || $0.name.hasPrefix(prefix + "/")) && $0.health.isEnabled }
+            }
+            if running == nil {
+                logger.notice("\(name): no child of this first-of runs; a reload does not choose again (a restart does)", metadata: ["service": "\(name)"])
+            }
+            children = running.map { [$0] } ?? []
+        }
+        return children.flatMap { child in
+            var child = child
+            if composite.kind != .group { child.isRequired = true }
+            return reloadLeaves(of: child, path: name, required: required)
+        }
+    }
+
     /// `willTerminate` to one service, then it is retired (its run loop is cancelled).
-    private mutating func terminateOne(_ index: Int, group: inout DiscardingTaskGroup) async {
+    mutating func terminateOne(_ index: Int, group: inout DiscardingTaskGroup) async {
         if services[index].health.isEnabled {
             var overruns: [Overrun] = []
             var failures: [String: String] = [:]

@@ -212,7 +212,7 @@ struct HostLoop {
         HostStatus(
             state: machine.state,
             services: services.isEmpty
-                ? descriptors.map { ServiceHealth(name: $0.name, isRequired: $0.isRequired, condition: .healthy) }
+                ? descriptors.flatMap { $0.leaves() }.map { ServiceHealth(name: $0.name, isRequired: $0.isRequired, condition: .healthy) }
                 : serviceHealth ?? services.map { $0.health },
             lastOverrun: lastOverrun,
             note: note,
