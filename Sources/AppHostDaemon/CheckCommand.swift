@@ -12,7 +12,7 @@ struct CheckCommand {
         let path = ApphostdCommand.resolveConfigPath(config)
         do {
             let loaded = try ApphostdCommand.loader().load(path: path)
-            let names = loaded.services.map(\.name)
+            let names = loaded.services.map(\.outline)
             print("OK: \(RawPath.displayed(path)): \(names.count) service\(names.count == 1 ? "" : "s") (\(names.joined(separator: ", ")))")
             return .clean
         } catch {

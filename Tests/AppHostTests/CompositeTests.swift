@@ -24,7 +24,10 @@ import Testing
             Self.service("b"),
         ]
         try await withTestHost(services, configuration: Self.deadlines) { host in
+            let records = host.messages(of: LifecycleEventRecord.self)
             try await host.launched()
+            let launch = try #require(records.all.first { $0.event == .didFinishLaunching })
+            #expect(launch.failures.isEmpty && launch.serviceCount == 3, "passing over a child is no failure: \(launch)")
             #expect(host.services(receiving: .willFinishLaunching) == ["a", "notify/desktop", "notify/journal", "b"])
             #expect(host.services(receiving: .didFinishLaunching) == ["a", "notify/journal", "b"])
             #expect(host.status.services.map(\.name) == ["a", "notify/journal", "b"])

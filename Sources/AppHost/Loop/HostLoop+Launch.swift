@@ -74,10 +74,10 @@ extension HostLoop {
             if !isTerminated { host.report(.launchFailed(failure, status)) }
             return .failure(failure)
         }
+        bus.publish(launchRecord())
         if !progress.dropped.isEmpty {
             setServices(services.indices.filter { !progress.dropped.contains($0) }.map { services[$0] })
         }
-        bus.publish(launchRecord())
         await perform(machine.launchCompletionActions(intoBackground: restoredOptions.launchesIntoBackground), group: &group)
         return .success(restoredOptions)
     }
@@ -171,9 +171,11 @@ extension HostLoop {
                 }
                 // The chosen one is the composite; the children before it failed and those
                 // after it are not launched: neither is one of the host's services from now on.
+                // Passing over a child is what a first-of is for: not a failure of the launch.
                 for other in composite.children.indices where other != position {
                     for leaf in composite.children[other].leaves(path: name) {
                         if let index = progress.indexByName[leaf.name] { progress.dropped.insert(index) }
+                        progress.failures[leaf.name] = nil
                     }
                 }
                 let after = passedOver.isEmpty ? "" : " after \(passedOver.joined(separator: "; "))"

@@ -54,6 +54,41 @@ public struct DaemonConfiguration: Sendable {
         public internal(set) var settings: ServiceConfiguration
         /// The entry's line in the file, when known.
         public internal(set) var line: Int?
+        /// Its children and how they combine, when the entry is a composite.
+        public internal(set) var composite: Composite? = nil
+
+        /// The entry for people: its name, and a composite's kind and children
+        /// (`notify (first-of: desktop, journal)`).
+        public var outline: String {
+            guard let composite else { return name }
+            let children = composite.children.map(\.outline).joined(separator: ", ")
+            switch composite.kind {
+            case .firstOf: return "\(name) (first-of: \(children))"
+            case .group: return "\(name) (group: \(children))"
+            case .oneOf(let chosen, let reason): return "\(name) (one-of: \(chosen), by \(reason))"
+            }
+        }
+
+        /// The descriptor for `PluggableApplicationHost`, built with the registry's factories.
+        func descriptor(registry: ServiceRegistry) -> ServiceDescriptor {
+            if let composite {
+                return ServiceDescriptor(name: name, isRequired: isRequired, composite: ServiceComposite(
+                    composite.kind, children: composite.children.map { $0.descriptor(registry: registry) }
+                ))
+            }
+            return ServiceDescriptor(
+                name: name, type: type, isRequired: isRequired, deadline: deadline, launchDeadline: launchDeadline,
+                configuration: settings, registry: registry
+            )
+        }
+    }
+
+    /// A composite entry's children (`first-of:`, `one-of:`, `group:`) and how they combine.
+    public struct Composite: Sendable {
+        /// How the children launch and combine; a one-of's choice is made when the file is read.
+        public internal(set) var kind: ServiceComposite.Kind
+        /// The children, in the file's order.
+        public internal(set) var children: [ServiceEntry]
     }
 
     /// The file it was read from (as given), or the name passed with the text.
@@ -80,12 +115,6 @@ public struct DaemonConfiguration: Sendable {
 
     /// Descriptors for `PluggableApplicationHost`, built with the registry's factories.
     public func serviceDescriptors(registry: ServiceRegistry) -> [ServiceDescriptor] {
-        services.map { entry in
-            ServiceDescriptor(
-                name: entry.name, type: entry.type, isRequired: entry.isRequired,
-                deadline: entry.deadline, launchDeadline: entry.launchDeadline,
-                configuration: entry.settings, registry: registry
-            )
-        }
+        services.map { $0.descriptor(registry: registry) }
     }
 }
