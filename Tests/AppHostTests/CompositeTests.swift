@@ -31,7 +31,7 @@ import Testing
             #expect(host.services(receiving: .willFinishLaunching) == ["a", "notify/desktop", "notify/journal", "b"])
             #expect(host.services(receiving: .didFinishLaunching) == ["a", "notify/journal", "b"])
             #expect(host.status.services.map(\.name) == ["a", "notify/journal", "b"])
-            #expect(host.status.description.hasPrefix("active · 3 services"), "\(host.status)")
+            #expect(host.status.description.hasPrefix("active · 3 services · notify → journal"), "\(host.status)")
             #expect(host.logs.messages.contains { $0.hasPrefix("notify: first-of chose notify/journal after notify/desktop failed applicationWillFinishLaunching: returned false") }, "\(host.logs.messages)")
             try await host.enterBackground()
             #expect(host.services(receiving: .didEnterBackground) == ["b", "notify/journal", "a"])
@@ -62,6 +62,7 @@ import Testing
             try await host.launched()
             #expect(host.services(receiving: .didFinishLaunching) == ["backup/remote"])
             #expect(host.status.services.map(\.name) == ["backup/remote"])
+            #expect(host.status.choices == ["backup → remote"])
             #expect(host.logs.messages.contains("backup: one-of chose backup/remote (BACKUP_MODE=remote)"), "\(host.logs.messages)")
         }
     }
@@ -99,6 +100,7 @@ import Testing
         try await withTestHost(services, configuration: Self.deadlines) { host in
             try await host.launched()
             #expect(host.services(receiving: .didBecomeActive) == ["a", "outer/x", "outer/inner/q", "outer/y", "b"])
+            #expect(host.status.choices == ["outer/inner → q"])
             try await host.enterBackground()
             try await host.enterForeground()
             #expect(host.services(receiving: .willEnterForeground) == ["a", "outer/x", "outer/inner/q", "outer/y", "b"])
@@ -140,6 +142,7 @@ import Testing
             #expect(report.restarted == ["sync/y"])
             #expect(host.status.services.map(\.name) == ["a", "sync/y", "sync/z", "notify/journal", "backup/remote"])
             #expect(host.events(of: "notify/desktop") == [.willFinishLaunching], "a reload does not try the first-of again")
+            #expect(host.status.choices == ["notify → journal", "backup → remote"])
         }
     }
 

@@ -14,11 +14,14 @@ public struct HostStatus: Sendable, Hashable, CustomStringConvertible {
     /// one that reported itself unhealthy; nil while healthy. The daemon's watchdog pings only
     /// while this is nil.
     public var healthProblem: String?
+    /// What each first-of and one-of runs, by its path: `notify → journal`.
+    public var choices: [String] = []
 
     /// `active · 4 services · analytics overran applicationDidEnterBackground (5s)`.
     public var description: String {
         let enabled = services.count { $0.isEnabled }
         var parts = [state.rawValue, enabled == 1 ? "1 service" : "\(enabled) services"]
+        parts += choices
         if enabled < services.count {
             parts.append("disabled: " + services.lazy.filter { !$0.isEnabled }.map(\.name).joined(separator: ", "))
         }

@@ -75,8 +75,10 @@ extension HostLoop {
             return .failure(failure)
         }
         bus.publish(launchRecord())
-        if !progress.dropped.isEmpty {
-            setServices(services.indices.filter { !progress.dropped.contains($0) }.map { services[$0] })
+        if descriptors.contains(where: \.isComposite) {
+            services = services.indices.filter { !progress.dropped.contains($0) }.map { services[$0] }
+            choices = descriptors.flatMap { compositeChoices(of: $0) }
+            host.publish(status: status)
         }
         await perform(machine.launchCompletionActions(intoBackground: restoredOptions.launchesIntoBackground), group: &group)
         return .success(restoredOptions)
@@ -185,6 +187,21 @@ extension HostLoop {
             logger.warning("\(name): first-of found no child that launches: \(passedOver.joined(separator: "; "))", metadata: ["service": "\(name)"])
             return lastFailure
         }
+    }
+
+    /// What the first-ofs and one-ofs under `node` run, as `notify → journal`: the child with a
+    /// running service.
+    func compositeChoices(of node: ServiceDescriptor, path: String? = nil) -> [String] {
+        guard let composite = node.composite else { return [] }
+        let name = path.map { "\($0)/\(node.name)" } ?? node.name
+        var choices: [String] = []
+        if composite.kind != .group, let running = composite.candidates.first(where: { child in
+            let prefix = "\(name)/\(child.name)"
+            return services.contains { ($0.name == prefix || $0.name.hasPrefix(prefix + "/")) && $0.health.isEnabled }
+        }) {
+            choices.append("\(name) → \(running.name)")
+        }
+        return choices + composite.candidates.flatMap { compositeChoices(of: $0, path: name) }
     }
 
     /// A group's rollback: `willTerminate` to what it launched, in reverse order; they stay in

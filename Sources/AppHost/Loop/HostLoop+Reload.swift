@@ -97,6 +97,7 @@ extension HostLoop {
         setServices(order.compactMap { byID[$0] })
         forgetRestorableStateOfRemovedServices()
         descriptors = newDescriptors
+        choices = descriptors.flatMap { compositeChoices(of: $0) }
         return .success(ConfigurationDidReload(added: added, removed: removed, updated: updated, restarted: restarted))
     }
 

@@ -48,6 +48,9 @@ struct HostLoop {
     var note: String?
     var lastReportedStatus: HostStatus?
     var restorable = RestorableBook()
+    /// What each first-of and one-of runs (`HostStatus.choices`), as of the launch or the last
+    /// reload.
+    var choices: [String] = []
 
     init(host: PluggableApplicationHost, inputs: AsyncStream<HostInput>.AsyncIterator, timer: AsyncStream<ContinuousClock.Instant>.Continuation) {
         self.host = host
@@ -217,7 +220,8 @@ struct HostLoop {
             lastOverrun: lastOverrun,
             note: note,
             sessionLockReason: machine.isProtectedDataAvailable ? nil : (sessionLockReason ?? ""),
-            healthProblem: healthProblem
+            healthProblem: healthProblem,
+            choices: choices
         )
     }
 
