@@ -100,7 +100,7 @@ extension IntegrationSuites {
                     #expect(sources.values.contains { Self.unindented($0).contains(unindented) }, "no fixture file holds this block:\n\(block)")
                 }
             }
-            #expect(try Self.blocks("yaml", in: article) == [Self.read(Self.fixture + "/heartbeatd.yaml")])
+            #expect(try Self.blocks("yaml", in: article) == [Self.read(Self.fixture + "/heartbeatd.yaml"), Self.read(Self.fixture + "/heartbeatd-composites.yaml")])
             #expect(try Self.blocks("ini", in: article) == [Self.read(Self.fixture + "/heartbeatd.service")])
         }
 
@@ -180,6 +180,8 @@ extension IntegrationSuites {
             #expect(help.stdout.contains("USAGE: heartbeatd run") && help.stdout.contains("/etc/heartbeatd/heartbeatd.yaml"), "\(help)")
             let check = try await ProcessRunner.run([heartbeatd, "check", "--config", Self.outside + "/heartbeatd.yaml"])
             #expect(check.status == 0 && check.stdout.contains("2 services (logger, heartbeat)"), "\(check)")
+            let composites = try await ProcessRunner.run([heartbeatd, "check", "--config", Self.outside + "/heartbeatd-composites.yaml"])
+            #expect(composites.status == 0 && composites.stdout.contains("4 services (logger, beat (first-of: hardware, fallback), export (one-of: logger, by EXPORT not set, the default), extras (group: analytics, lock))"), "\(composites)")
 
             // heartbeatd run: ready, the service's own log lines, a clean stop.
             let config = try Self.read(Self.fixture + "/heartbeatd.yaml")
