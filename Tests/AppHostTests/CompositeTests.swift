@@ -146,6 +146,26 @@ import Testing
         }
     }
 
+    @Test("a first-of a reload adds launches as at launch: the first child that launches, in the first-of's place, and STATUS= says which")
+    func aFirstOfAddedByAReloadChoosesAsALaunchDoes() async throws {
+        try await withTestHost([Self.service("a"), Self.service("b")], configuration: Self.deadlines) { host in
+            try await host.launched()
+            let report = try await host.reload([
+                Self.service("a"),
+                Self.composite("notify", .firstOf, [Self.service("desktop", didFinish: .refuse), Self.service("journal"), Self.service("console")]),
+                Self.service("b"),
+            ])
+            #expect(report.added == ["notify/journal"])
+            #expect(host.status.services.map(\.name) == ["a", "notify/journal", "b"])
+            #expect(host.status.choices == ["notify → journal"])
+            #expect(host.events(of: "notify/desktop") == [.willFinishLaunching, .didFinishLaunching], "refused, and no willTerminate: it never launched")
+            #expect(host.events(of: "notify/journal") == [.willFinishLaunching, .didFinishLaunching, .didBecomeActive])
+            #expect(host.events(of: "notify/console").isEmpty)
+            try await host.enterBackground()
+            #expect(host.services(receiving: .didEnterBackground) == ["b", "notify/journal", "a"])
+        }
+    }
+
     @Test("a bad composite is refused with every problem at once: empty, a one-of's choice that is no child, a duplicate child, nesting too deep, a / in a child's name")
     func badCompositesAreRefused() throws {
         var deep = Self.service("leaf")

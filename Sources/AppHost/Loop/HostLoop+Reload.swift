@@ -48,11 +48,12 @@ extension HostLoop {
         } catch {
             return .failure(InvalidConfiguration(ConfigurationError(keyPath: "", message: "\(error)")))
         }
-        let newLeaves = newDescriptors.flatMap { reloadLeaves(of: $0) }
+        var newFirstOfs: [NewFirstOf] = []
+        let newLeaves = newDescriptors.flatMap { reloadLeaves(of: $0, newFirstOfs: &newFirstOfs) }
         let oldIndex = Dictionary(uniqueKeysWithValues: services.indices.map { (services[$0].name, $0) })
         var fresh: [String: any ApplicationService] = [:]
         var failures: [ConfigurationError] = []
-        for (position, descriptor) in newLeaves.enumerated() {
+        for (position, descriptor) in (newLeaves + newFirstOfs.flatMap(\.leaves)).enumerated() {
             if let index = oldIndex[descriptor.name], !services[index].descriptor.differs(from: descriptor) { continue }
             do {
                 fresh[descriptor.name] = try descriptor.makeService()
@@ -93,8 +94,13 @@ extension HostLoop {
                 restarted.append(descriptor.name)
             }
         }
-        let byID = Dictionary(uniqueKeysWithValues: services.map { ($0.id, $0) })
-        setServices(order.compactMap { byID[$0] })
+        for firstOf in newFirstOfs {
+            order += await launchAdded(firstOf, services: fresh, added: &added, group: &group)
+        }
+        // In the new file's order; a first-of's chosen child sits where the first-of does.
+        let kept = Set(order)
+        let rank = Dictionary(uniqueKeysWithValues: newDescriptors.flatMap { $0.leaves() }.enumerated().map { ($1.name, $0) })
+        setServices(services.filter { kept.contains($0.id) }.sorted { rank[$0.name, default: .max] < rank[$1.name, default: .max] })
         forgetRestorableStateOfRemovedServices()
         descriptors = newDescriptors
         choices = descriptors.flatMap { compositeChoices(of: $0) }
@@ -104,7 +110,7 @@ extension HostLoop {
     /// The services `descriptor` stands for after a reload, diffed by path as the top level is:
     /// its own leaves, except that a first-of keeps the child it chose at launch (a reload does
     /// not choose again; a restart does) and stands for nothing when none of its children runs.
-    func reloadLeaves(of descriptor: ServiceDescriptor, path: String? = nil, required: Bool = true) -> [ServiceDescriptor] {
+    func reloadLeaves(of descriptor: ServiceDescriptor, path: String? = nil, required: Bool = true, newFirstOfs: inout [NewFirstOf]) -> [ServiceDescriptor] {
         guard let composite = descriptor.composite else { return descriptor.leaves(path: path, required: required) }
         let name = path.map { "\($0)/\(descriptor.name)" } ?? descriptor.name
         let required = descriptor.isRequired && required
@@ -114,6 +120,16 @@ extension HostLoop {
                 let prefix = "\(name)/\(child.name)"
                 return services.contains { ($0.name == prefix || $0.name.hasPrefix(prefix + "/")) && $0.health.isEnabled }
             }
+            let isNew = !services.contains { $0.name.hasPrefix(name + "/") }
+            if running == nil, isNew {
+                // Added by this reload: it launches as a first-of does, after the diff.
+                newFirstOfs.append(NewFirstOf(name: name, children: composite.children.map { child in
+                    var child = child
+                    child.isRequired = true
+                    return (child.name, child.leaves(path: name, required: required))
+                }))
+                return []
+            }
             if running == nil {
                 logger.notice("\(name): no child of this first-of runs; a reload does not choose again (a restart does)", metadata: ["service": "\(name)"])
             }
@@ -122,8 +138,46 @@ extension HostLoop {
         return children.flatMap { child in
             var child = child
             if composite.kind != .group { child.isRequired = true }
-            return reloadLeaves(of: child, path: name, required: required)
+            return reloadLeaves(of: child, path: name, required: required, newFirstOfs: &newFirstOfs)
         }
+    }
+
+    /// A first-of a reload added, with each child's services.
+    struct NewFirstOf {
+        let name: String
+        let children: [(name: String, leaves: [ServiceDescriptor])]
+        var leaves: [ServiceDescriptor] { children.flatMap(\.leaves) }
+    }
+
+    /// Launches a first-of a reload added into the host's state, as a launch would: its children
+    /// in order until one launches whole; a child that fails is taken back. Returns the ids of
+    /// the chosen child's services.
+    private mutating func launchAdded(_ firstOf: NewFirstOf, services fresh: [String: any ApplicationService], added: inout [String], group: inout DiscardingTaskGroup) async -> [Int] {
+        var passedOver: [String] = []
+        for child in firstOf.children {
+            var ids: [Int] = []
+            var failure: String?
+            for leaf in child.leaves {
+                let id = await launchIntoCurrentState(leaf, service: fresh[leaf.name]!, group: &group)
+                ids.append(id)
+                if let index = services.firstIndex(where: { $0.id == id }), case .disabled(let reason) = services[index].health.condition {
+                    failure = reason
+                    break
+                }
+            }
+            guard let failure else {
+                added += child.leaves.map(\.name)
+                let after = passedOver.isEmpty ? "" : " after \(passedOver.joined(separator: "; "))"
+                logger.info("\(firstOf.name): first-of chose \(firstOf.name)/\(child.name)\(after)", metadata: ["service": "\(firstOf.name)"])
+                return ids
+            }
+            passedOver.append(failure)
+            for id in ids.reversed() {
+                if let index = services.firstIndex(where: { $0.id == id }) { await terminateOne(index, group: &group) }
+            }
+        }
+        logger.warning("\(firstOf.name): first-of found no child that launches: \(passedOver.joined(separator: "; "))", metadata: ["service": "\(firstOf.name)"])
+        return []
     }
 
     /// `willTerminate` to one service, then it is retired (its run loop is cancelled).
