@@ -10,6 +10,23 @@ private func samples(_ registry: PrometheusCollectorRegistry) -> [String: String
 }
 
 @Suite struct HostMetricsTests {
+    @Test("a composite's children are counted and timed by their path; a first-of's passed-over child is not a running service")
+    func compositeChildrenByPath() async throws {
+        let journal = Journal()
+        let registry = PrometheusCollectorRegistry()
+        let notify = ServiceDescriptor(name: "notify", composite: ServiceComposite(.firstOf, children: [
+            descriptor(Recorder(name: "desktop", journal: journal, willFinish: .refuse)), descriptor(Recorder(name: "journal", journal: journal)),
+        ]))
+        let host = try PluggableApplicationHost(services: [notify], configuration: .init(metricsFactory: PrometheusMetricsFactory(registry: registry)), logger: quietLogger)
+        try await host.withRunning {
+            try await host.launched()
+            let values = samples(registry)
+            #expect(values[#"apphost_services{status="running"}"#] == "1.0")
+            #expect(values[#"apphost_hook_duration_seconds_count{service="notify/journal",hook="applicationDidBecomeActive"}"#] == "1")
+            #expect(values[#"apphost_hook_duration_seconds_count{service="notify/desktop",hook="applicationWillFinishLaunching"}"#] == "1")
+        }
+    }
+
     @Test("the host's figures follow what it did: state, services, hooks, memory warnings, reloads")
     func figuresFollowTheRequests() async throws {
         let journal = Journal()
