@@ -16,6 +16,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-service-context", from: "1.5.1"),
         // The figures: swift-metrics' CoreMetrics (its Metrics module pulls in
         // FoundationEssentials), rendered by swift-prometheus' registry into a node_exporter
         // textfile (no Foundation, no HTTP server).
@@ -49,6 +50,7 @@ let package = Package(
             dependencies: [
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceContextModule", package: "swift-service-context"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
@@ -138,6 +140,7 @@ let package = Package(
                 "ServerFrameworkNames",
                 "ConfigurationLibraryNames",
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceContextModule", package: "swift-service-context"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]

@@ -33,7 +33,7 @@ struct Daemon: Sendable {
             return refuse(error)
         }
 
-        JournalLogHandler.bootstrap(identifier: identity.commandName, level: configuration.logLevel)
+        JournalLogHandler.bootstrap(identifier: identity.commandName, level: configuration.logLevel, metadataProvider: .hostRequestID)
         LogLevelControl.shared.applyConfigured(configuration.logLevel)
         let logger = Logger(label: identity.commandName)
 

@@ -9,9 +9,14 @@ public final class CapturedLogs: Sendable {
     /// An empty capture.
     public init() {}
 
-    /// A logger whose records land here.
+    /// A logger whose records land here, each with the host request it was written for
+    /// (`request_id`, as the daemon's journal records have it).
     public func logger(label: String = "test") -> Logger {
-        Logger(label: label) { label in CapturingLogHandler(label: label, logs: self) }
+        Logger(label: label) { label in
+            var handler = CapturingLogHandler(label: label, logs: self)
+            handler.metadataProvider = .hostRequestID
+            return handler
+        }
     }
 
     /// Every record so far.

@@ -11,6 +11,9 @@ public struct CapturingLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     /// Everything is captured by default.
     public var logLevel: Logger.Level = .trace
+    /// Metadata from the task's context (`Logger.MetadataProvider.hostRequestID`), merged under
+    /// the logger's own.
+    public var metadataProvider: Logger.MetadataProvider?
 
     /// A handler that writes to `logs`.
     public init(label: String = "test", logs: CapturedLogs) {
@@ -26,7 +29,8 @@ public struct CapturingLogHandler: LogHandler {
 
     /// Keeps the record, with the logger's metadata and the record's merged.
     public func log(event: LogEvent) {
-        var merged = metadata
+        var merged = metadataProvider?.get() ?? [:]
+        for (key, value) in metadata { merged[key] = value }
         for (key, value) in event.metadata ?? [:] { merged[key] = value }
         logs.records.append(CapturedLogRecord(
             level: event.level,

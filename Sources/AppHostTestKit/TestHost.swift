@@ -85,6 +85,14 @@ public final class TestHost: Sendable {
         return log
     }
 
+    /// The messages of `type` published from now on, each with the host request during which
+    /// it was published (`BusDelivery.requestID`).
+    public func deliveries<Message: Sendable>(of type: Message.Type) -> TestLog<BusDelivery<Message>> {
+        let log = TestLog<BusDelivery<Message>>()
+        _ = host.bus.observeDeliveries(type) { log.append($0) }
+        return log
+    }
+
     /// Waits until `service` received `event` (returns at once when it already did) and returns
     /// that call.
     /// - Throws: `TestHostTimeout` after the host's timeout.

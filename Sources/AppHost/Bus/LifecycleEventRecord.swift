@@ -1,3 +1,4 @@
+import ServiceContextModule
 /// Published by the host on the bus after every event it fanned out: the audit record the
 /// `logger` service writes and `analytics` counts.
 public struct LifecycleEventRecord: Sendable, Hashable {
@@ -15,4 +16,7 @@ public struct LifecycleEventRecord: Sendable, Hashable {
     public let failures: [String: String]
     /// How many services were asked.
     public let serviceCount: Int
+    /// The request that caused the event (`ServiceContext.hostRequestID`), as the journal's
+    /// `REQUEST_ID=` of the logger service's record.
+    public internal(set) var requestID: String? = ServiceContext.current?.hostRequestID
 }

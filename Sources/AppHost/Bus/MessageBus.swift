@@ -1,4 +1,5 @@
 import Synchronization
+import ServiceContextModule
 
 /// Typed publish/subscribe between services, so that no service holds a reference to another.
 ///
@@ -6,7 +7,7 @@ import Synchronization
 /// of its type in publication order, however slowly it reads.
 public final class MessageBus: Sendable {
     private struct Subscriber: Sendable {
-        let deliver: @Sendable (any Sendable) -> Void
+        let deliver: @Sendable (any Sendable, ServiceContext?) -> Void
     }
 
     private struct Registry: Sendable {
@@ -24,8 +25,10 @@ public final class MessageBus: Sendable {
         let targets = registry.withLock { registry in
             registry.subscribers[ObjectIdentifier(Message.self)].map { Array($0.values) } ?? []
         }
+        guard !targets.isEmpty else { return }
+        let context = ServiceContext.current
         for target in targets {
-            target.deliver(message)
+            target.deliver(message, context)
         }
     }
 
@@ -37,8 +40,25 @@ public final class MessageBus: Sendable {
         let id = registry.withLock { registry in
             let id = registry.nextID
             registry.nextID += 1
-            registry.subscribers[key, default: [:]][id] = Subscriber { message in
+            registry.subscribers[key, default: [:]][id] = Subscriber { message, _ in
                 if let message = message as? Message { continuation.yield(message) }
+            }
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in self?.remove(key: key, id: id) }
+        return stream
+    }
+
+    /// The messages of type `Message` published from now on, in order, each with the context it
+    /// was published in: `requestID` names the host request during which it was published.
+    public func deliveries<Message: Sendable>(of type: Message.Type = Message.self) -> AsyncStream<BusDelivery<Message>> {
+        let (stream, continuation) = AsyncStream<BusDelivery<Message>>.makeStream(bufferingPolicy: .unbounded)
+        let key = ObjectIdentifier(Message.self)
+        let id = registry.withLock { registry in
+            let id = registry.nextID
+            registry.nextID += 1
+            registry.subscribers[key, default: [:]][id] = Subscriber { message, context in
+                if let message = message as? Message { continuation.yield(BusDelivery(message: message, context: context)) }
             }
             return id
         }
@@ -59,12 +79,17 @@ public final class MessageBus: Sendable {
         let id = registry.withLock { registry in
             let id = registry.nextID
             registry.nextID += 1
-            registry.subscribers[key, default: [:]][id] = Subscriber { message in
+            registry.subscribers[key, default: [:]][id] = Subscriber { message, _ in
                 if let message = message as? Message { handler(message) }
             }
             return id
         }
         return Observation(key: key, id: id)
+    }
+
+    /// `observe`, with the publisher's context: the test kit's `deliveries(of:)`.
+    package func observeDeliveries<Message: Sendable>(_ type: Message.Type, _ handler: @escaping @Sendable (BusDelivery<Message>) -> Void) -> Observation {
+        observe(type) { handler(BusDelivery(message: $0, context: ServiceContext.current)) }
     }
 
     /// Ends an `observe` registration.

@@ -1,5 +1,9 @@
 /// What the host says about itself; the daemon turns `description` into `STATUS=`.
 public struct HostStatus: Sendable, Hashable, CustomStringConvertible {
+    /// The request this status follows (`ServiceContext.hostRequestID`); not part of its
+    /// equality: the same status after another request is no news.
+    public var requestID: String?
+
     /// The lifecycle state.
     public var state: ApplicationState
     /// Each service, in registration order.
@@ -17,6 +21,21 @@ public struct HostStatus: Sendable, Hashable, CustomStringConvertible {
     /// What each first-of and one-of runs, by its path: `notify → journal`.
     public var choices: [String] = []
 
+    public static func == (lhs: HostStatus, rhs: HostStatus) -> Bool {
+        lhs.state == rhs.state && lhs.services == rhs.services && lhs.lastOverrun == rhs.lastOverrun && lhs.note == rhs.note
+            && lhs.sessionLockReason == rhs.sessionLockReason && lhs.healthProblem == rhs.healthProblem && lhs.choices == rhs.choices
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(state)
+        hasher.combine(services)
+        hasher.combine(lastOverrun)
+        hasher.combine(note)
+        hasher.combine(sessionLockReason)
+        hasher.combine(healthProblem)
+        hasher.combine(choices)
+    }
+
     /// `active · 4 services · analytics overran applicationDidEnterBackground (5s)`.
     public var description: String {
         let enabled = services.count { $0.isEnabled }
@@ -32,5 +51,13 @@ public struct HostStatus: Sendable, Hashable, CustomStringConvertible {
         if let note { parts.append(note) }
         if let healthProblem { parts.append("unhealthy: \(healthProblem)") }
         return parts.joined(separator: " · ")
+    }
+}
+
+extension HostStatus {
+    func withRequestID(_ id: String?) -> HostStatus {
+        var status = self
+        status.requestID = id
+        return status
     }
 }

@@ -1,3 +1,4 @@
+import ServiceContextModule
 import ServiceLifecycle
 
 extension PluggableApplicationHost: Service {
@@ -27,7 +28,7 @@ extension PluggableApplicationHost: Service {
             let outcome = await withGracefulShutdownHandler {
                 await loop.run(group: &group)
             } onGracefulShutdown: {
-                input.yield(.request(.terminate(reason: "graceful shutdown", reply: nil)))
+                input.yield(.request(.terminate(reason: "graceful shutdown", reply: nil), context: .forRequest(nil)))
             }
             timer.finish()
             group.cancelAll()

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Logging
+import ServiceContextModule
 import Synchronization
 
 /// Hosts application services and drives them through the UIKit-style lifecycle.
@@ -233,7 +234,9 @@ public final class PluggableApplicationHost: Sendable {
     func send<Success: Sendable, Failure: Error>(_ make: (Reply<Success, Failure>) -> HostRequest) async -> Result<Success, Failure> {
         await withCheckedContinuation { continuation in
             let request = make(continuation)
-            if case .terminated = input.yield(.request(request)) {
+            // The caller's context, so an embedding program's own request id (and trace) reaches
+            // the hooks; a new request id when it has none.
+            if case .terminated = input.yield(.request(request, context: .forRequest(ServiceContext.current))) {
                 let (state, launch) = published.withLock { ($0.status.state, $0.launch) }
                 request.refuse(state: state, launch: launch)
             }

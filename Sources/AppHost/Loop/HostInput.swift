@@ -1,7 +1,10 @@
+import ServiceContextModule
+
 /// Everything the host's loop waits for arrives on one stream, as one of these.
 enum HostInput: Sendable {
-    /// A request from the API (signals, the embedding program, tests).
-    case request(HostRequest)
+    /// A request from the API (signals, the embedding program, tests), with the context its
+    /// hooks run in (its request id among it).
+    case request(HostRequest, context: ServiceContext)
     /// A run made all its calls.
     case runFinished(token: Int)
     /// A call the loop stopped waiting for returned after all.

@@ -1,4 +1,5 @@
 import Logging
+import ServiceContextModule
 
 /// The host's event loop: the state `run()` owns and the one place where every input is handled.
 ///
@@ -33,7 +34,9 @@ struct HostLoop {
     var backlogRuns: [Int: (serviceID: Int, run: HookRun)] = [:]
     var timerWakes: [ContinuousClock.Instant] = []
 
-    var queue: [HostRequest] = []
+    var queue: [(request: HostRequest, context: ServiceContext)] = []
+    /// The context of the terminate request, once one came.
+    var terminateContext: ServiceContext?
     var sessionLockChanges: [SessionLockDidChange] = []
     var launchWaiters: [Reply<LaunchOptions, LaunchFailure>] = []
     var terminateReplies: [Reply<Void, Never>] = []
@@ -67,10 +70,14 @@ struct HostLoop {
 
     /// Launches, serves requests until terminate, and answers whatever is left.
     mutating func run(group: inout DiscardingTaskGroup) async -> Result<Void, LaunchFailure> {
-        let launch = await self.launch(group: &group)
-        // The launch ends with its READY=1 (and its restorable state kept): only then does
-        // `launched()` answer.
-        if case .success = launch { await finishRequest(ready: true, group: &group) }
+        // The launch is a request too: the context of whoever runs the host, with an id.
+        let launch = await ServiceContext.withValue(.forRequest(ServiceContext.current)) {
+            let launch = await self.launch(group: &group)
+            // The launch ends with its READY=1 (and its restorable state kept): only then does
+            // `launched()` answer.
+            if case .success = launch { await finishRequest(ready: true, group: &group) }
+            return launch
+        }
         launchOutcome = launch
         host.publish(launch: launch)
         for waiter in launchWaiters { waiter.resume(returning: launch) }
@@ -78,9 +85,14 @@ struct HostLoop {
         if case .success = launch {
             while machine.state.isRunning {
                 if isTerminateRequested || isCancelled {
-                    await terminate(group: &group)
+                    await ServiceContext.withValue(terminateContext ?? .forRequest(nil)) {
+                        await terminate(group: &group)
+                    }
                 } else if !queue.isEmpty {
-                    await handle(queue.removeFirst(), group: &group)
+                    let (request, context) = queue.removeFirst()
+                    await ServiceContext.withValue(context) {
+                        await handle(request, group: &group)
+                    }
                 } else if let input = await nextIdleInput() {
                     _ = take(input, group: &group)
                     // A lock change, restorable bytes or a change of health outside any request:
@@ -94,15 +106,16 @@ struct HostLoop {
     }
 
     /// Takes a request off the stream: terminate at once, the others into the queue.
-    mutating func accept(_ request: HostRequest) {
+    mutating func accept(_ request: HostRequest, context: ServiceContext) {
         switch request {
         case .terminate(let reason, let reply):
             if let reply { terminateReplies.append(reply) }
             guard !isTerminateRequested else { return }
             isTerminateRequested = true
+            terminateContext = context
             logger.notice("terminating: \(reason)")
             host.report(.stopping(reason: reason))
-            for dropped in queue {
+            for (dropped, _) in queue {
                 logger.notice("\(dropped.name) dropped: terminate comes first")
                 dropped.refuse(state: .terminating, launch: launchOutcome)
             }
@@ -116,7 +129,7 @@ struct HostLoop {
                 logger.notice("\(request.name) dropped: terminate comes first")
                 request.refuse(state: .terminating, launch: launchOutcome)
             } else {
-                queue.append(request)
+                queue.append((request, context))
             }
         }
     }
@@ -164,7 +177,7 @@ struct HostLoop {
             body()
             reply.resume(returning: .success(()))
         case .launched, .terminated, .terminate:
-            accept(request)
+            accept(request, context: .forRequest(ServiceContext.current))
         }
     }
 
@@ -199,11 +212,11 @@ struct HostLoop {
                 logger.warning("\(services[index].name) is still inside a hook; the host's run ends when it returns", metadata: ["service": "\(services[index].name)"])
             }
         }
-        for request in queue { request.refuse(state: machine.state, launch: launchOutcome) }
+        for (request, _) in queue { request.refuse(state: machine.state, launch: launchOutcome) }
         queue = []
         host.input.finish()
         while let input = await inputs.next() {
-            if case .request(let request) = input { request.refuse(state: machine.state, launch: launchOutcome) }
+            if case .request(let request, _) = input { request.refuse(state: machine.state, launch: launchOutcome) }
         }
         for reply in terminateReplies { reply.resume(returning: .success(())) }
         terminateReplies = []
@@ -222,7 +235,7 @@ struct HostLoop {
             sessionLockReason: machine.isProtectedDataAvailable ? nil : (sessionLockReason ?? ""),
             healthProblem: healthProblem,
             choices: choices
-        )
+        ).withRequestID(ServiceContext.current?.hostRequestID)
     }
 
     mutating func move(to target: ApplicationState) {
@@ -432,8 +445,8 @@ struct HostLoop {
     /// service, lock changes wait for the end of the request, wakes are crossed off.
     mutating func take(_ input: HostInput, group: inout DiscardingTaskGroup) -> InputEffect {
         switch input {
-        case .request(let request):
-            accept(request)
+        case .request(let request, let context):
+            accept(request, context: context)
         case .runFinished(let token):
             guard backlogRuns[token] != nil else { return .runFinished(token: token) }
             backlogFinished(token, group: &group)
@@ -610,7 +623,10 @@ struct HostLoop {
         services[index].runLoopStop = stopper
         let service = services[index].service
         let application = application(for: index)
-        group.addImmediateTask { await ServiceSlot.runLoop(of: service, application, until: stop) }
+        // A run loop outlives the request that started it: it runs in no request's context.
+        ServiceContext.withValue(nil) {
+            group.addImmediateTask { await ServiceSlot.runLoop(of: service, application, until: stop) }
+        }
     }
 
     /// The service gets no further calls; its run loop is cancelled.

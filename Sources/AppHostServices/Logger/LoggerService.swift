@@ -136,6 +136,8 @@ public final class LoggerService: ApplicationService {
             "event": "\(record.event.name)", "from_state": "\(record.from)", "to_state": "\(record.to)",
             "duration_us": "\(record.duration.microseconds)", "service_count": "\(record.serviceCount)",
         ]
+        // The record reaches this run loop after the request: its id travels with it.
+        if let requestID = record.requestID { metadata["request_id"] = .string(requestID) }
         if !overran.isEmpty {
             message += "; overran: " + record.overruns.map { "\($0.service) (\($0.deadline.configText))" }.joined(separator: ", ")
             metadata["overran"] = .string(overran.joined(separator: ","))
