@@ -32,6 +32,9 @@ public final class TestHost: Sendable {
     /// The bus the services talk through.
     public var bus: MessageBus { host.bus }
 
+    /// The values the services share, to read (`sharedState[ThemeColor.self]`) or set.
+    public var sharedState: SharedStateStore { host.sharedState }
+
     /// The host's lifecycle state now.
     public var state: ApplicationState { host.state }
 

@@ -20,11 +20,13 @@ import AppHost
 ///     launch a first launch).
 ///   - logs: where the host's and the services' log records go.
 ///   - timeout: how long a wait lasts before it fails the test.
+///   - seed: sets shared state before the launch (`store.set(ThemeColor.self, to: "red")`).
 public func withTestHost<Value: Sendable>(
     _ services: [ServiceDescriptor],
     configuration: PluggableApplicationHost.Configuration = .init(hookDeadline: .seconds(5), launchDeadline: .seconds(5), terminateDeadline: .seconds(5)),
     logs: CapturedLogs = CapturedLogs(),
     timeout: Duration = .seconds(10),
+    seed: (SharedStateStore) -> Void = { _ in },
     _ body: (TestHost) async throws -> Value
 ) async throws -> Value {
     let calls = TestLog<RecordedHookCall>()
@@ -33,6 +35,7 @@ public func withTestHost<Value: Sendable>(
         configuration: configuration,
         logger: logs.logger(label: "apphost")
     )
+    seed(host.sharedState)
     let testHost = TestHost(host: host, calls: calls, logs: logs, timeout: timeout)
     let reports = host.reports
     return try await withThrowingTaskGroup(of: Void.self) { group in

@@ -71,6 +71,9 @@ public final class PluggableApplicationHost: Sendable {
 
     /// The bus services talk through.
     public let bus: MessageBus
+    /// The values services share by key (`ApplicationHandle.sharedState(_:)`); set one here to
+    /// seed the host before it runs.
+    public let sharedState = SharedStateStore()
     let configuration: Configuration
     let logger: Logger
     let services: [ServiceDescriptor]
@@ -103,6 +106,9 @@ public final class PluggableApplicationHost: Sendable {
             state: .notRunning,
             services: services.flatMap { $0.leaves() }.map { ServiceHealth(name: $0.name, isRequired: $0.isRequired, condition: .healthy) }
         )))
+        if configuration.restorableState != nil {
+            sharedState.whenRestorableChanges { [weak self] in self?.nudgeRestorableState() }
+        }
     }
 
     static func checkUniqueNames(_ services: [ServiceDescriptor]) throws(InvalidConfiguration) {
@@ -269,6 +275,12 @@ public final class PluggableApplicationHost: Sendable {
     /// a loop that goes idle looks at the flag first (`HostLoop.nextIdleInput`).
     func stageRestorableState(_ bytes: [UInt8], in staged: StagedRestorableState) {
         staged.stage(bytes)
+        nudgeRestorableState()
+    }
+
+    /// Bytes are staged: the loop takes them at the end of the request in progress, or as a
+    /// request of its own when idle.
+    func nudgeRestorableState() {
         if !hasStagedRestorableState.exchange(true, ordering: .sequentiallyConsistent),
             isLoopIdle.load(ordering: .sequentiallyConsistent)
         {

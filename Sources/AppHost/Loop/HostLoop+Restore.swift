@@ -26,6 +26,9 @@ extension HostLoop {
         restorable.lastKept = state
         restorable.lastPersisted = state
         restorable.services = state.services
+        host.sharedState.restore(Dictionary(uniqueKeysWithValues: state.services.compactMap { name, bytes in
+            name.hasPrefix(Self.sharedStatePrefix) ? (String(name.dropFirst(Self.sharedStatePrefix.count)), bytes) : nil
+        }))
         guard options.previousExit == .unclean else {
             logger.info("restored the state of \(state.services.count) services (generation \(state.generation))")
             return
@@ -54,12 +57,19 @@ extension HostLoop {
                 restorable.isChanged = true
             }
         }
+        for (name, bytes) in host.sharedState.takeStaged() where restorable.services.updateValue(bytes, forKey: Self.sharedStatePrefix + name) != bytes {
+            restorable.isChanged = true
+        }
     }
+
+    /// Where restorable shared values (`RestorableSharedStateKey`) sit among the services'
+    /// bytes: no service name starts with a dot.
+    static let sharedStatePrefix = ".shared/"
 
     /// Drops the bytes of services the host no longer runs (after a launch or a reload).
     mutating func forgetRestorableStateOfRemovedServices() {
         let names = Set(services.map(\.name))
-        for name in restorable.services.keys where !names.contains(name) {
+        for name in restorable.services.keys where !names.contains(name) && !name.hasPrefix(Self.sharedStatePrefix) {
             restorable.services[name] = nil
             restorable.isChanged = true
         }

@@ -608,7 +608,8 @@ struct HostLoop {
                 serviceName: descriptor.name, logger: logger, configuration: descriptor.configuration, bus: bus,
                 launchOptions: options, stateDirectory: configuration.stateDirectory, keepRestorableState: keep,
                 reportHealth: { host.healthReported($0, in: reportedHealth) },
-                metrics: ServiceMetrics(serviceName: descriptor.name, factory: host.metrics.factory)
+                metrics: ServiceMetrics(serviceName: descriptor.name, factory: host.metrics.factory),
+                sharedState: host.sharedState
             ),
             stagedState: staged
         )

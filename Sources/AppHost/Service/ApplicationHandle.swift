@@ -19,6 +19,7 @@ public struct ApplicationHandle: Sendable {
         let keepRestorableState: (@Sendable ([UInt8]) -> Void)?
         let reportHealth: (@Sendable (String?) -> Void)?
         let metrics: ServiceMetrics
+        let sharedState: SharedStateStore
 
         init(
             serviceName: String,
@@ -29,9 +30,11 @@ public struct ApplicationHandle: Sendable {
             stateDirectory: String?,
             keepRestorableState: (@Sendable ([UInt8]) -> Void)?,
             reportHealth: (@Sendable (String?) -> Void)? = nil,
-            metrics: ServiceMetrics
+            metrics: ServiceMetrics,
+            sharedState: SharedStateStore = SharedStateStore()
         ) {
             self.metrics = metrics
+            self.sharedState = sharedState
             self.serviceName = serviceName
             self.logger = logger
             self.configuration = configuration
@@ -47,7 +50,7 @@ public struct ApplicationHandle: Sendable {
             Context(
                 serviceName: serviceName, logger: logger, configuration: configuration, bus: bus,
                 launchOptions: launchOptions, stateDirectory: stateDirectory, keepRestorableState: keepRestorableState,
-                reportHealth: reportHealth, metrics: metrics
+                reportHealth: reportHealth, metrics: metrics, sharedState: sharedState
             )
         }
     }
@@ -140,5 +143,19 @@ public struct ApplicationHandle: Sendable {
     /// Withdraws `reportUnhealthy(_:)`: the service can do its work again.
     public func reportHealthy() {
         context.reportHealth?(nil)
+    }
+}
+
+extension ApplicationHandle {
+    /// The value the host keeps under `key`: the last one any service set, else its default.
+    public func sharedState<Key: SharedStateKey>(_ key: Key.Type) -> Key.Value {
+        context.sharedState[key]
+    }
+
+    /// Sets the value under `key` and publishes `SharedStateDidChange<Key>` on the bus, so every
+    /// service that observes it learns of the change (within this request: its id travels).
+    public func setSharedState<Key: SharedStateKey>(_ key: Key.Type, to value: Key.Value) {
+        context.sharedState.set(key, to: value)
+        bus.publish(SharedStateDidChange<Key>(value: value, service: serviceName))
     }
 }
