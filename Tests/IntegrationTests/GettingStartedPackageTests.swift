@@ -162,7 +162,7 @@ extension IntegrationSuites {
             #expect(test.succeeded, "\(test)")
             let testWarnings = Self.warnings(from: test, in: Self.outside + "/") + Self.warnings(from: test, in: Self.repository + "/Sources/")
             #expect(testWarnings.isEmpty, "the fixture's tests build with warnings:\n\(testWarnings.joined(separator: "\n"))")
-            #expect(test.stdout.contains("Test run with 4 tests") && test.stdout.contains("passed"), "\(test)")
+            #expect(test.stdout.contains("Test run with 5 tests") && test.stdout.contains("passed"), "\(test)")
 
             // The test kit links what it needs and no more: a user's test binary that tests a
             // service with it does not link libsystemd (so its machine needs no libsystemd-dev).

@@ -53,6 +53,7 @@ extension Heartbeat: ApplicationService {
             count += 1
             beats.increment()
             app.bus.publish(Beat(count: count))
+            app.setSharedState(LastBeat.self, to: count)
             app.keepRestorableState(Array(String(count).utf8))
         }
     }

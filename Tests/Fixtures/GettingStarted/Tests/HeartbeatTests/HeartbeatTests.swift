@@ -46,3 +46,17 @@ import Testing
         #expect(await storage.kept.first { $0.services["heartbeat"] == Array("42".utf8) } != nil)
     }
 }
+
+@Test func sharesItsLastBeatAndLogsEachRequestsID() async throws {
+    let heartbeat = try Heartbeat(configuration: ["interval": "10ms"])
+    try await withTestHost([ServiceDescriptor(name: "heartbeat", service: heartbeat)]) { host in
+        let beats = host.messages(of: Heartbeat.Beat.self)
+        try await host.launched()
+        _ = await beats.first { $0.count == 2 }
+        #expect(host.sharedState[LastBeat.self] >= 2)
+        try await host.enterBackground()
+        // The background's hooks ran with its request id: its log lines carry it.
+        let flush = await host.logs.first { $0.message == "flushing before background" }
+        #expect(flush?.metadata["request_id"] != nil)
+    }
+}
