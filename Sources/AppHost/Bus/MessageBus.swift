@@ -36,16 +36,8 @@ public final class MessageBus: Sendable {
     /// (or dropping the stream) unsubscribes.
     public func subscribe<Message: Sendable>(to type: Message.Type = Message.self) -> AsyncStream<Message> {
         let (stream, continuation) = AsyncStream<Message>.makeStream(bufferingPolicy: .unbounded)
-        let key = ObjectIdentifier(Message.self)
-        let id = registry.withLock { registry in
-            let id = registry.nextID
-            registry.nextID += 1
-            registry.subscribers[key, default: [:]][id] = Subscriber { message, _ in
-                if let message = message as? Message { continuation.yield(message) }
-            }
-            return id
-        }
-        continuation.onTermination = { [weak self] _ in self?.remove(key: key, id: id) }
+        let observation = add(type) { message, _ in continuation.yield(message) }
+        continuation.onTermination = { [weak self] _ in self?.stopObserving(observation) }
         return stream
     }
 
@@ -53,16 +45,8 @@ public final class MessageBus: Sendable {
     /// was published in: `requestID` names the host request during which it was published.
     public func deliveries<Message: Sendable>(of type: Message.Type = Message.self) -> AsyncStream<BusDelivery<Message>> {
         let (stream, continuation) = AsyncStream<BusDelivery<Message>>.makeStream(bufferingPolicy: .unbounded)
-        let key = ObjectIdentifier(Message.self)
-        let id = registry.withLock { registry in
-            let id = registry.nextID
-            registry.nextID += 1
-            registry.subscribers[key, default: [:]][id] = Subscriber { message, context in
-                if let message = message as? Message { continuation.yield(BusDelivery(message: message, context: context)) }
-            }
-            return id
-        }
-        continuation.onTermination = { [weak self] _ in self?.remove(key: key, id: id) }
+        let observation = add(type) { message, context in continuation.yield(BusDelivery(message: message, context: context)) }
+        continuation.onTermination = { [weak self] _ in self?.stopObserving(observation) }
         return stream
     }
 
@@ -75,12 +59,17 @@ public final class MessageBus: Sendable {
     /// Calls `handler` synchronously, on the publisher's task, for every `Message` published from
     /// now on: the host learns of a session lock change before the hook that published it returns.
     package func observe<Message: Sendable>(_ type: Message.Type, _ handler: @escaping @Sendable (Message) -> Void) -> Observation {
+        add(type) { message, _ in handler(message) }
+    }
+
+    /// Registers `deliver` for every `Message` published from now on.
+    private func add<Message: Sendable>(_ type: Message.Type, _ deliver: @escaping @Sendable (Message, ServiceContext?) -> Void) -> Observation {
         let key = ObjectIdentifier(Message.self)
         let id = registry.withLock { registry in
             let id = registry.nextID
             registry.nextID += 1
-            registry.subscribers[key, default: [:]][id] = Subscriber { message, _ in
-                if let message = message as? Message { handler(message) }
+            registry.subscribers[key, default: [:]][id] = Subscriber { message, context in
+                if let message = message as? Message { deliver(message, context) }
             }
             return id
         }
@@ -94,13 +83,9 @@ public final class MessageBus: Sendable {
 
     /// Ends an `observe` registration.
     package func stopObserving(_ observation: Observation) {
-        remove(key: observation.key, id: observation.id)
-    }
-
-    private func remove(key: ObjectIdentifier, id: Int) {
         registry.withLock { registry in
-            registry.subscribers[key]?[id] = nil
-            if registry.subscribers[key]?.isEmpty == true { registry.subscribers[key] = nil }
+            registry.subscribers[observation.key]?[observation.id] = nil
+            if registry.subscribers[observation.key]?.isEmpty == true { registry.subscribers[observation.key] = nil }
         }
     }
 

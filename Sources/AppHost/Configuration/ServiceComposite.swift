@@ -39,6 +39,15 @@ public struct ServiceComposite: Sendable {
         return children
     }
 
+    /// `child` as this composite counts it: a group's child with its own required flag; a
+    /// first-of's or a one-of's child is what the composite is, required as it is.
+    func member(_ child: ServiceDescriptor) -> ServiceDescriptor {
+        guard kind != .group else { return child }
+        var member = child
+        member.isRequired = true
+        return member
+    }
+
     /// What the log calls it.
     var kindName: String {
         switch kind {

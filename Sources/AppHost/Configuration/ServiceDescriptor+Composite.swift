@@ -13,8 +13,13 @@ extension ServiceDescriptor {
 
     /// The services this entry stands for, as the host runs them: itself, or its composite's
     /// services (a one-of's chosen child only), named by their path (`notify/desktop`) and
-    /// required only where the composite is too.
-    func leaves(path: String? = nil, required: Bool = true) -> [ServiceDescriptor] {
+    /// required only where the composite is too. `children` picks which of a composite's
+    /// children count, given its path (a reload keeps a first-of's choice).
+    func leaves(
+        path: String? = nil,
+        required: Bool = true,
+        children: (_ path: String, _ composite: ServiceComposite) -> [ServiceDescriptor] = { $1.candidates }
+    ) -> [ServiceDescriptor] {
         let qualified = path.map { $0 + "/" + name } ?? name
         guard let composite else {
             var leaf = self
@@ -23,12 +28,8 @@ extension ServiceDescriptor {
             return [leaf]
         }
         let required = isRequired && required
-        return composite.candidates.flatMap { child in
-            // A group's child counts with its own flag; a first-of's or a one-of's child is
-            // what the composite is, required as it is.
-            var child = child
-            if composite.kind != .group { child.isRequired = true }
-            return child.leaves(path: qualified, required: required)
+        return children(qualified, composite).flatMap { child in
+            composite.member(child).leaves(path: qualified, required: required, children: children)
         }
     }
 

@@ -95,7 +95,7 @@ public final class PluggableApplicationHost: Sendable {
         logger: Logger = Logger(label: "apphost"),
         bus: MessageBus = MessageBus()
     ) throws(InvalidConfiguration) {
-        try Self.checkUniqueNames(services)
+        try Self.checkServices(services)
         self.services = services
         self.configuration = configuration
         self.logger = logger
@@ -111,7 +111,8 @@ public final class PluggableApplicationHost: Sendable {
         }
     }
 
-    static func checkUniqueNames(_ services: [ServiceDescriptor]) throws(InvalidConfiguration) {
+    /// Every composite's problems and every duplicate path, at once.
+    static func checkServices(_ services: [ServiceDescriptor]) throws(InvalidConfiguration) {
         var seen: Set<String> = []
         var problems: [ConfigurationError] = []
         for (index, descriptor) in services.enumerated() {

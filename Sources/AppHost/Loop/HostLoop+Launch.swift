@@ -149,23 +149,17 @@ extension HostLoop {
             host.report(.progress(next: next))
             return failure
         }
-        // A first-of's and a one-of's child is the composite: required as it is.
-        func asTheComposite(_ child: ServiceDescriptor) -> ServiceDescriptor {
-            var child = child
-            child.isRequired = true
-            return child
-        }
         switch composite.kind {
         case .group:
             return await launchFlow(composite.children, path: name, options: options, progress: &progress, group: &group)
         case .oneOf(let chosen, let reason):
             logger.info("\(name): one-of chose \(name)/\(chosen) (\(reason))", metadata: ["service": "\(name)"])
-            return await launchFlow(composite.candidates.map(asTheComposite), path: name, options: options, progress: &progress, group: &group)
+            return await launchFlow(composite.candidates.map(composite.member), path: name, options: options, progress: &progress, group: &group)
         case .firstOf:
             var passedOver: [String] = []
             var lastFailure: LaunchFailure?
             for (position, child) in composite.children.enumerated() {
-                if let failure = await launchFlow([asTheComposite(child)], path: name, options: options, progress: &progress, group: &group) {
+                if let failure = await launchFlow([composite.member(child)], path: name, options: options, progress: &progress, group: &group) {
                     if failure.reason == .terminated { return failure }
                     passedOver.append("\(failure)")
                     lastFailure = failure
@@ -180,13 +174,23 @@ extension HostLoop {
                         progress.failures[leaf.name] = nil
                     }
                 }
-                let after = passedOver.isEmpty ? "" : " after \(passedOver.joined(separator: "; "))"
-                logger.info("\(name): first-of chose \(name)/\(child.name)\(after)", metadata: ["service": "\(name)"])
+                logFirstOf(name, chose: child.name, after: passedOver)
                 return nil
             }
-            logger.warning("\(name): first-of found no child that launches: \(passedOver.joined(separator: "; "))", metadata: ["service": "\(name)"])
+            logFirstOf(name, chose: nil, after: passedOver)
             return lastFailure
         }
+    }
+
+    /// The launch's line about a first-of: the child it chose and those it passed over, or that
+    /// none launched.
+    func logFirstOf(_ name: String, chose child: String?, after passedOver: [String]) {
+        guard let child else {
+            logger.warning("\(name): first-of found no child that launches: \(passedOver.joined(separator: "; "))", metadata: ["service": "\(name)"])
+            return
+        }
+        let after = passedOver.isEmpty ? "" : " after \(passedOver.joined(separator: "; "))"
+        logger.info("\(name): first-of chose \(name)/\(child)\(after)", metadata: ["service": "\(name)"])
     }
 
     /// What the first-ofs and one-ofs under `node` run, as `notify → journal`: the child with a

@@ -40,7 +40,7 @@ extension HostLoop {
         let newDescriptors: [ServiceDescriptor]
         do {
             newDescriptors = try load()
-            try PluggableApplicationHost.checkUniqueNames(newDescriptors)
+            try PluggableApplicationHost.checkServices(newDescriptors)
         } catch let errors as InvalidConfiguration {
             return .failure(errors)
         } catch let error as ConfigurationError {
@@ -48,8 +48,16 @@ extension HostLoop {
         } catch {
             return .failure(InvalidConfiguration(ConfigurationError(keyPath: "", message: "\(error)")))
         }
-        var newFirstOfs: [NewFirstOf] = []
-        let newLeaves = newDescriptors.flatMap { reloadLeaves(of: $0, newFirstOfs: &newFirstOfs) }
+        var addedFirstOfs: [(name: String, children: [String])] = []
+        let newLeaves = newDescriptors.flatMap { reloadLeaves(of: $0, addedFirstOfs: &addedFirstOfs) }
+        // An added first-of's children as a launch would run them (required where it is).
+        let allLeaves = newDescriptors.flatMap { $0.leaves() }
+        let newFirstOfs = addedFirstOfs.map { firstOf in
+            NewFirstOf(name: firstOf.name, children: firstOf.children.map { child in
+                let path = "\(firstOf.name)/\(child)"
+                return (child, allLeaves.filter { $0.name == path || $0.name.hasPrefix(path + "/") })
+            })
+        }
         let oldIndex = Dictionary(uniqueKeysWithValues: services.indices.map { (services[$0].name, $0) })
         var fresh: [String: any ApplicationService] = [:]
         var failures: [ConfigurationError] = []
@@ -99,7 +107,7 @@ extension HostLoop {
         }
         // In the new file's order; a first-of's chosen child sits where the first-of does.
         let kept = Set(order)
-        let rank = Dictionary(uniqueKeysWithValues: newDescriptors.flatMap { $0.leaves() }.enumerated().map { ($1.name, $0) })
+        let rank = Dictionary(uniqueKeysWithValues: allLeaves.enumerated().map { ($1.name, $0) })
         setServices(services.filter { kept.contains($0.id) }.sorted { rank[$0.name, default: .max] < rank[$1.name, default: .max] })
         forgetRestorableStateOfRemovedServices()
         descriptors = newDescriptors
@@ -110,35 +118,22 @@ extension HostLoop {
     /// The services `descriptor` stands for after a reload, diffed by path as the top level is:
     /// its own leaves, except that a first-of keeps the child it chose at launch (a reload does
     /// not choose again; a restart does) and stands for nothing when none of its children runs.
-    func reloadLeaves(of descriptor: ServiceDescriptor, path: String? = nil, required: Bool = true, newFirstOfs: inout [NewFirstOf]) -> [ServiceDescriptor] {
-        guard let composite = descriptor.composite else { return descriptor.leaves(path: path, required: required) }
-        let name = path.map { "\($0)/\(descriptor.name)" } ?? descriptor.name
-        let required = descriptor.isRequired && required
-        var children = composite.candidates
-        if composite.kind == .firstOf {
-            let running = children.first { child in
+    /// A first-of the reload adds goes into `addedFirstOfs` (its path, its children's names), to
+    /// launch as a first-of does.
+    func reloadLeaves(of descriptor: ServiceDescriptor, addedFirstOfs: inout [(name: String, children: [String])]) -> [ServiceDescriptor] {
+        descriptor.leaves { name, composite in
+            guard composite.kind == .firstOf else { return composite.candidates }
+            let running = composite.children.first { child in
                 let prefix = "\(name)/\(child.name)"
                 return services.contains { ($0.name == prefix || $0.name.hasPrefix(prefix + "/")) && $0.health.isEnabled }
             }
-            let isNew = !services.contains { $0.name.hasPrefix(name + "/") }
-            if running == nil, isNew {
-                // Added by this reload: it launches as a first-of does, after the diff.
-                newFirstOfs.append(NewFirstOf(name: name, children: composite.children.map { child in
-                    var child = child
-                    child.isRequired = true
-                    return (child.name, child.leaves(path: name, required: required))
-                }))
-                return []
-            }
-            if running == nil {
+            if let running { return [running] }
+            if services.contains(where: { $0.name.hasPrefix(name + "/") }) {
                 logger.notice("\(name): no child of this first-of runs; a reload does not choose again (a restart does)", metadata: ["service": "\(name)"])
+            } else {
+                addedFirstOfs.append((name, composite.children.map(\.name)))
             }
-            children = running.map { [$0] } ?? []
-        }
-        return children.flatMap { child in
-            var child = child
-            if composite.kind != .group { child.isRequired = true }
-            return reloadLeaves(of: child, path: name, required: required, newFirstOfs: &newFirstOfs)
+            return []
         }
     }
 
@@ -167,8 +162,7 @@ extension HostLoop {
             }
             guard let failure else {
                 added += child.leaves.map(\.name)
-                let after = passedOver.isEmpty ? "" : " after \(passedOver.joined(separator: "; "))"
-                logger.info("\(firstOf.name): first-of chose \(firstOf.name)/\(child.name)\(after)", metadata: ["service": "\(firstOf.name)"])
+                logFirstOf(firstOf.name, chose: child.name, after: passedOver)
                 return ids
             }
             passedOver.append(failure)
@@ -176,7 +170,7 @@ extension HostLoop {
                 if let index = services.firstIndex(where: { $0.id == id }) { await terminateOne(index, group: &group) }
             }
         }
-        logger.warning("\(firstOf.name): first-of found no child that launches: \(passedOver.joined(separator: "; "))", metadata: ["service": "\(firstOf.name)"])
+        logFirstOf(firstOf.name, chose: nil, after: passedOver)
         return []
     }
 
