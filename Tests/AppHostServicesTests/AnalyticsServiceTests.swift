@@ -86,6 +86,32 @@ struct AnalyticsServiceTests {
         }
     }
 
+    @Test("a clean terminate folds the log into summary.json: the next launch reads no records, and counts on")
+    func cleanTerminateCompactsTheLog() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let analyticsDirectory = directory + "/state/analytics"
+        let logSize = { (try? FileManager.default.attributesOfItem(atPath: analyticsDirectory + "/events.log")[.size] as? Int) ?? -1 }
+        // Far below the default compact-after (64 KiB): only the terminate compacts.
+        try await withStatefulHost([ServiceDescriptor(name: "analytics", service: try Self.service())], directory: directory) { host in
+            try await host.enterBackground()
+            #expect(await eventually { logSize() > 0 }, "the background entry is flushed to the log")
+        }
+        #expect(logSize() == 0)
+        let summary = try AnalyticsReport.loadSummary(directory: analyticsDirectory)
+        #expect(summary.launches == 1 && summary.backgroundEntries == 1 && summary.terminations == 1)
+
+        // A reload that removes analytics is no terminate: its log is left as it is.
+        let analytics = try Self.service()
+        try await withStatefulHost([ServiceDescriptor(name: "analytics", service: analytics)], directory: directory) { host in
+            #expect(await eventually { logSize() > 0 }, "the launch record is flushed after launch")
+            try await host.reload([])
+            #expect(logSize() > 0)
+        }
+        let reopened = try AnalyticsStore(directory: analyticsDirectory)
+        #expect(reopened.report.launches == 2 && reopened.report.terminations == 1 && reopened.report.backgroundEntries == 1)
+    }
+
     @Test("a state directory deleted under a running store: the next flush recreates it with every count held in memory")
     func deletedDirectoryIsRecreatedFromMemory() throws {
         let root = try makeTemporaryDirectory()

@@ -165,4 +165,25 @@ struct LaunchRecorder: ApplicationService {
             #expect(restored.previousExit == .clean)
         }
     }
+
+    @Test("the launch state is synced apart from its write: the files are in place before, the sync names what it could not reach")
+    func launchStateIsMadeDurableApart() throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let storage = LaunchStateFiles(directory: root + "/state")
+        let options = try storage.beginLaunch()
+        #expect(options.launchCount == 1)
+        // What a killed process leaves: written and renamed, whether synced or not.
+        #expect(FileManager.default.fileExists(atPath: root + "/state/launch-state.json"))
+        #expect(FileManager.default.fileExists(atPath: root + "/state/running"))
+        try storage.makeLaunchDurable()
+
+        try FileManager.default.removeItem(atPath: root + "/state")
+        #expect(throws: (any Error).self) { try storage.makeLaunchDurable() }
+        do {
+            try storage.makeLaunchDurable()
+        } catch {
+            #expect("\(error)".contains(root + "/state/launch-state.json"))
+        }
+    }
 }

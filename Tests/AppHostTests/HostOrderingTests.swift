@@ -203,6 +203,42 @@ import Testing
         ])
     }
 
+    @Test("the launch state is made durable once the launch is over and reported, not on the way to READY")
+    func launchStateIsSyncedAfterTheLaunch() async throws {
+        struct JournaledLaunchState: LaunchStateStorage {
+            let journal: Journal
+            func beginLaunch() throws -> LaunchOptions {
+                journal.record("launch-state:begin")
+                return LaunchOptions(kind: .firstLaunch, launchCount: 1, installationID: InstallationID(), previousExit: .none)
+            }
+            func makeLaunchDurable() throws { journal.record("launch-state:durable") }
+            func markCleanExit(of options: LaunchOptions) throws -> String? { nil }
+        }
+        let journal = Journal()
+        var configuration = PluggableApplicationHost.Configuration(hookDeadline: .seconds(2), launchDeadline: .seconds(2), terminateDeadline: .seconds(2))
+        configuration.launchState = JournaledLaunchState(journal: journal)
+        let host = try PluggableApplicationHost(services: ["a", "b"].map { descriptor(Recorder(name: $0, journal: journal)) }, configuration: configuration, logger: quietLogger)
+        let reports = host.reports
+        try await host.withRunning {
+            try await host.launched()
+            await host.terminate()
+        }
+        #expect(journal.drain() == ["launch-state:begin", "a:willFinishLaunching", "a:didFinishLaunching", "b:willFinishLaunching", "b:didFinishLaunching",
+                                    "a:didBecomeActive", "b:didBecomeActive", "launch-state:durable", "b:willTerminate", "a:willTerminate"])
+        var readyCount = 0
+        for await report in reports {
+            if case .ready = report { readyCount += 1 }
+        }
+        #expect(readyCount == 1)
+
+        // A failed launch is synced too: its count and marker are as real as a good one's.
+        var failing = Recorder(name: "a", journal: journal)
+        failing.didFinish = .fail
+        let failed = try PluggableApplicationHost(services: [descriptor(failing)], configuration: configuration, logger: quietLogger)
+        try? await failed.run()
+        #expect(journal.drain() == ["launch-state:begin", "a:willFinishLaunching", "a:didFinishLaunching", "launch-state:durable"])
+    }
+
     @Test func applicationHandleShowsLiveState() async throws {
         struct Peeker: ApplicationService {
             let journal: Journal

@@ -5,8 +5,17 @@
 public protocol LaunchStateStorage: Sendable {
     /// Counts this launch, marks the run as in progress, and returns the options for it.
     func beginLaunch() throws -> LaunchOptions
+    /// Makes what `beginLaunch()` wrote survive a power loss. The host calls it once the launch
+    /// is over and reported (after `READY=1`), so a sync to disk is not on the way to readiness;
+    /// until then a crash of the process loses nothing, only a crash of the machine might.
+    func makeLaunchDurable() throws
     /// Records that the run `options` describe ended cleanly: every service got its last call.
     /// Returns a remark for the log when something had to be repaired on the way (the state
     /// was deleted while the run went on and was written again from `options`).
     func markCleanExit(of options: LaunchOptions) throws -> String?
+}
+
+extension LaunchStateStorage {
+    /// Nothing to do for a store whose `beginLaunch()` is durable when it returns.
+    public func makeLaunchDurable() throws {}
 }

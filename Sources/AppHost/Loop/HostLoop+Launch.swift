@@ -40,6 +40,8 @@ extension HostLoop {
             host.report(.launchFailed(failure, status))
             return .failure(failure)
         }
+        // Once the launch is over and reported, whatever its outcome.
+        defer { makeLaunchDurable() }
         logPreviousExit(options)
         var restoredOptions = options
         restore(into: &restoredOptions)
@@ -82,6 +84,15 @@ extension HostLoop {
         }
         await perform(machine.launchCompletionActions(intoBackground: restoredOptions.launchesIntoBackground), group: &group)
         return .success(restoredOptions)
+    }
+
+    /// Syncs the launch state `beginLaunch()` wrote; a failure costs durability, not the run.
+    func makeLaunchDurable() {
+        do {
+            try configuration.launchState?.makeLaunchDurable()
+        } catch {
+            logger.warning("launch state not synced to disk: \(error)")
+        }
     }
 
     /// What a launch did so far: whom it launched, whom a first-of left out, what went wrong.

@@ -16,7 +16,8 @@ import Synchronization
 /// Events are counted in memory and flushed (one append, then fsync) on
 /// `applicationDidEnterBackground`, `applicationWillTerminate`, memory warnings, right after
 /// launch, and every `flush-interval` while something is pending; when idle it waits without
-/// waking up. What is not flushed yet is the service's restorable state, so a SIGKILL or a
+/// waking up. A clean terminate also folds the log into `summary.json`, so a launch after it
+/// reads no records. What is not flushed yet is the service's restorable state, so a SIGKILL or a
 /// crash loses no event: the next launch takes it back (counting each event once).
 /// `apphostd analytics` prints the report (`AnalyticsReport`).
 public final class AnalyticsService: ApplicationService {
@@ -188,16 +189,19 @@ public final class AnalyticsService: ApplicationService {
     }
 
     public func applicationWillTerminate(_ application: ApplicationHandle) async throws {
+        // Rollback or removal by a reload is not a termination of the application.
+        let isTerminating = application.state == .terminating
         let didLaunch = state.withLock { state -> Bool in
             closePhase(&state)
             guard let store = state.store else { return false }
-            // Rollback or removal by a reload is not a termination of the application.
-            if application.state == .terminating { _ = store.record(.terminate) }
+            if isTerminating { _ = store.record(.terminate) }
             return true
         }
         guard didLaunch else { return }
         defer { keepUnflushed(application) }
-        try flush(reportingTo: application.logger)
+        // A clean stop folds the log into summary.json, so the next launch reads the summary
+        // alone instead of parsing up to `compact-after` of records before it is ready.
+        try flush(reportingTo: application.logger, compactingLog: isTerminating)
         wake.finish()
     }
 
@@ -239,20 +243,26 @@ public final class AnalyticsService: ApplicationService {
 
     /// Writes pending events with fsync; nothing to do when none are pending.
     public func flush() throws {
+        try flush(compactingLog: false)
+    }
+
+    /// `flush()`, then, with `compactingLog`, folds a non-empty log into the summary whatever
+    /// its size.
+    private func flush(compactingLog: Bool) throws {
         _ = try state.withLock { state in
-            try state.store?.flush(compactAfter: state.settings.compactAfter)
+            try state.store?.flush(compactAfter: compactingLog ? 0 : state.settings.compactAfter)
         }
     }
 
     /// Flushes, and says at error level what the flush had to repair (a state directory deleted
     /// under the daemon), whichever flush found it: a hook's or the timer's.
-    private func flush(reportingTo logger: Logger) throws {
+    private func flush(reportingTo logger: Logger, compactingLog: Bool = false) throws {
         defer {
             if let notice = state.withLock({ $0.store?.takeRepairNotice() }) {
                 logger.error("analytics: \(notice)")
             }
         }
-        try flush()
+        try flush(compactingLog: compactingLog)
     }
 
     /// Flushes what launch recorded, then sleeps until an event is pending, waits one interval

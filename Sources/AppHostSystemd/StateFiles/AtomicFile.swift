@@ -119,10 +119,19 @@ package enum AtomicFile {
         guard written == data.count else { throw Failure(operation: "write", path: path, code: written < 0 ? errno : EIO) }
     }
 
-    /// Removes `path` durably; a missing file is fine.
-    package static func remove(_ path: String) throws(Failure) {
+    /// Removes `path` durably (or, `syncing: false`, leaves the directory sync to a later
+    /// `syncDirectory(of:)`); a missing file is fine.
+    package static func remove(_ path: String, syncing: Bool = true) throws(Failure) {
         if unlink(path) != 0 && errno != ENOENT { throw Failure(operation: "unlink", path: path, code: errno) }
-        syncDirectory(of: path)
+        if syncing { syncDirectory(of: path) }
+    }
+
+    /// Syncs the data of the file at `path`, written earlier with `durable: false`.
+    static func sync(_ path: String) throws(Failure) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else { throw Failure(operation: "open", path: path, code: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw Failure(operation: "fsync", path: path, code: errno) }
     }
 
     /// Creates `path` and its parents with mode 0700 if missing.

@@ -55,7 +55,8 @@ public struct LaunchStateFiles: LaunchStateStorage {
         }
         defer {
             try? fd.close()
-            try? AtomicFile.remove(exitRecordPath)
+            // Made durable with the launch state, by `makeLaunchDurable()`.
+            try? AtomicFile.remove(exitRecordPath, syncing: false)
         }
         guard let status = try? fd.stat(), status.type == .regular, status.size <= 64,
               let bytes = try? fd.readAll(limit: 64, expected: Int(status.size)),
@@ -90,11 +91,11 @@ public struct LaunchStateFiles: LaunchStateStorage {
             launchCount: (previous?.launchCount ?? 0) + 1,
             lastLaunch: now
         )
-        try AtomicFile.write(record.json, to: recordPath, syncingDirectory: false)
-        // Only the marker's existence counts, so it needs no sync of its own: one directory sync
-        // makes both the record's rename and the marker durable.
+        // Written and renamed now, synced by `makeLaunchDurable()` after READY=1: a killed
+        // process loses nothing (the kernel has the files), and readiness waits for no disk.
+        try AtomicFile.write(record.json, to: recordPath, durable: false)
+        // Only the marker's existence counts, so it needs no sync of its own.
         try AtomicFile.writeMarker(Array("\(getpid())\n".utf8), to: markerPath)
-        AtomicFile.syncDirectory(of: markerPath)
         return LaunchOptions(
             kind: previous == nil ? .firstLaunch : .restore,
             launchCount: record.launchCount,
@@ -103,6 +104,13 @@ public struct LaunchStateFiles: LaunchStateStorage {
             previousExitCause: recorded ?? (markerFound ? .unknown : (previous == nil ? nil : .clean)),
             launchDate: now
         )
+    }
+
+    /// Syncs what `beginLaunch()` wrote: the record's data, then the directory, which makes
+    /// the record's rename, the marker and the taken exit record's removal durable at once.
+    public func makeLaunchDurable() throws {
+        try AtomicFile.sync(recordPath)
+        AtomicFile.syncDirectory(of: recordPath)
     }
 
     /// Records that the run ended cleanly by removing the running marker. When the state

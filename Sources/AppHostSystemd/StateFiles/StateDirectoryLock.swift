@@ -43,9 +43,12 @@ public final class StateDirectoryLock: Sendable {
             guard code == EWOULDBLOCK else { throw .system(path: path, operation: "flock", code: code) }
             throw .held(directory: directory, ownerPID: Self.readPID(fd))
         }
+        // Written over the last owner's PID, and cut only when that one was longer: on ext4 a
+        // truncate to 0 frees the block and costs a journal transaction on every start.
         let text = Array("\(getpid())\n".utf8)
-        _ = ftruncate(fd, 0)
         _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        var status = stat()
+        if fstat(fd, &status) != 0 || status.st_size != off_t(text.count) { _ = ftruncate(fd, off_t(text.count)) }
         self.directory = directory
         self.descriptor = fd
     }
