@@ -92,16 +92,21 @@ struct Daemon: Sendable {
         let watchdog = WatchdogSettings.fromEnvironment(environment)
         let reporter = SystemdNotifyService(host: host, notifier: notifier, reloadStatus: "reloading \(configPath)", triggersWatchdog: watchdog != nil)
         let reloader = Reloader(configPath: configPath, loader: loader, registry: registry, logger: logger, recorder: ReloadRecorder(stateDirectory: configuration.stateDirectory), metrics: configuration.metrics)
+        // One thread for the OS edge's poll loops: the signal reader and the memory-pressure
+        // watcher (each thread costs a stack, a malloc arena and a start).
         let signals: LifecycleSignalService
+        let edge: PollLoop
         do {
-            signals = try LifecycleSignalService(host: host, logger: logger) { await reloader.reload(host: $0) }
+            edge = try PollLoop(name: "apphost-edge")
+            signals = try LifecycleSignalService(host: host, logger: logger, on: edge) { await reloader.reload(host: $0) }
         } catch {
             logger.critical("cannot read signals: \(error)")
             notifier.status("cannot read signals: \(error)")
             return .launchFailed
         }
+        defer { edge.close() }
         let pressure = configuration.memoryPressure.enabled
-            ? MemoryPressureService(host: host, environment: environment, thresholds: configuration.memoryPressure.thresholds, logger: logger)
+            ? MemoryPressureService(host: host, environment: environment, thresholds: configuration.memoryPressure.thresholds, logger: logger, on: edge)
             : nil
         if let watchdog, watchdog.isBelowFloor {
             logger.warning("watchdog: \(watchdog.summary)")

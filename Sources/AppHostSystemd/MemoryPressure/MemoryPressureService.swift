@@ -22,6 +22,20 @@ public struct MemoryPressureService: Service {
         self.logger = logger
     }
 
+    /// Like `init(host:environment:thresholds:logger:)`, watching on `loop`'s thread, which the
+    /// daemon shares with the signals.
+    package init(
+        host: PluggableApplicationHost,
+        environment: [String: String],
+        thresholds: MemoryPressureSource.Thresholds = .default,
+        logger: Logger,
+        on loop: PollLoop
+    ) {
+        self.host = host
+        self.source = MemoryPressureSource(environment: environment, thresholds: thresholds, logger: logger, on: loop)
+        self.logger = logger
+    }
+
     /// Delivers each pressure event as a memory warning until the group shuts down.
     public func run() async {
         defer { source.close() }

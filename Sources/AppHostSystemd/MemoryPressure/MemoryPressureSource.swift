@@ -23,42 +23,47 @@ public final class MemoryPressureSource: Sendable {
     /// Whether a source is open (false when off).
     public let isWatching: Bool
 
-    private let wake: WakeEventFD?
+    private let stop: (@Sendable () -> Void)?
     private let continuation: AsyncStream<MemoryWarningLevel>.Continuation
 
     /// Chooses and opens the source and starts its poll thread.
-    public init(
+    public convenience init(
         environment: [String: String] = ProcessEnvironment.current,
         thresholds: Thresholds = .default,
         logger: Logger
     ) {
+        self.init(environment: environment, thresholds: thresholds, logger: logger, loop: nil)
+    }
+
+    /// Like `init(environment:thresholds:logger:)`, watched on `loop`'s thread, which other
+    /// sources may share.
+    package convenience init(environment: [String: String], thresholds: Thresholds = .default, logger: Logger, on loop: PollLoop) {
+        self.init(environment: environment, thresholds: thresholds, logger: logger, loop: loop)
+    }
+
+    private init(environment: [String: String], thresholds: Thresholds, logger: Logger, loop shared: PollLoop?) {
         let (stream, continuation) = AsyncStream.makeStream(
             of: MemoryWarningLevel.self, bufferingPolicy: .bufferingNewest(16))
         self.events = stream
         self.continuation = continuation
 
         var resolution = Self.resolve(environment: environment, thresholds: thresholds)
-        var startedWake: WakeEventFD?
+        var stop: (@Sendable () -> Void)?
         if case .watching(let endpoints, _) = resolution {
             do {
-                let wake = try WakeEventFD()
-                // A consumer that stops listening ends the watcher thread too.
-                continuation.onTermination = { _ in wake.wake() }
-                let result = PollThread.start(name: "apphost-mempress") {
-                    Self.run(endpoints: endpoints, wake: wake, continuation: continuation, logger: logger)
-                }
-                if result == 0 {
-                    startedWake = wake
-                } else {
-                    endpoints.forEach { Glibc.close($0.fd) }
-                    resolution = .off(reason: "could not start the watcher thread: \(SystemErrorText.describe(result))", expected: false)
-                }
+                let loop = try shared ?? PollLoop(name: "apphost-mempress")
+                let watcher = Watcher(endpoints: endpoints, continuation: continuation, logger: logger, endsLoop: shared == nil ? loop : nil)
+                // A consumer that stops listening ends the watching too.
+                continuation.onTermination = { _ in loop.remove(watcher) }
+                loop.add(watcher)
+                let ownsLoop = shared == nil
+                stop = { @Sendable in ownsLoop ? loop.close() : loop.remove(watcher) }
             } catch {
                 endpoints.forEach { Glibc.close($0.fd) }
-                resolution = .off(reason: "could not create an eventfd: \(error)", expected: false)
+                resolution = .off(reason: "could not start the watcher thread: \(error)", expected: false)
             }
         }
-        self.wake = startedWake
+        self.stop = stop
         switch resolution {
         case .watching(_, let description):
             sourceDescription = description
@@ -79,7 +84,7 @@ public final class MemoryPressureSource: Sendable {
     /// stops iterating; dropping the source does not stop it, so `MemoryPressureSource(...).events`
     /// keeps working.
     public func close() {
-        wake?.wake()
+        stop?()
         continuation.finish()
     }
 
@@ -185,31 +190,29 @@ public final class MemoryPressureSource: Sendable {
         return nil
     }
 
-    /// The poll loop: sleeps in poll() until an endpoint or the wake fd is ready.
-    private static func run(
-        endpoints initial: [MemoryPressureEndpoint],
-        wake: WakeEventFD,
-        continuation: AsyncStream<MemoryWarningLevel>.Continuation,
-        logger: Logger
-    ) {
-        var endpoints = initial
-        defer {
-            endpoints.forEach { Glibc.close($0.fd) }
-            continuation.finish()
+    /// The endpoints' client of the loop; touched only on the loop's thread.
+    private final class Watcher: PollClient, @unchecked Sendable {
+        var endpoints: [MemoryPressureEndpoint]
+        let continuation: AsyncStream<MemoryWarningLevel>.Continuation
+        let logger: Logger
+        /// A source's own loop ends with its watcher.
+        let endsLoop: PollLoop?
+
+        init(endpoints: [MemoryPressureEndpoint], continuation: AsyncStream<MemoryWarningLevel>.Continuation, logger: Logger, endsLoop: PollLoop?) {
+            self.endpoints = endpoints
+            self.continuation = continuation
+            self.logger = logger
+            self.endsLoop = endsLoop
         }
-        while true {
-            var fds = endpoints.map { pollfd(fd: $0.fd, events: $0.pollEvents, revents: 0) }
-            fds.append(pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0))
-            let ready = poll(&fds, nfds_t(fds.count), -1)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                logger.warning("memory pressure: poll failed, stopping: \(SystemErrorText.describe(errno))")
-                return
-            }
-            if fds[fds.count - 1].revents != 0 { return }
+
+        func descriptors() -> [pollfd] {
+            endpoints.map { pollfd(fd: $0.fd, events: $0.pollEvents, revents: 0) }
+        }
+
+        func handle(_ events: [Int16]) -> Bool {
             var gone: [Int] = []
             for index in endpoints.indices {
-                let revents = Int32(fds[index].revents)
+                let revents = Int32(events[index])
                 guard revents != 0 else { continue }
                 let trouble = revents & (Int32(POLLERR) | Int32(POLLNVAL)) != 0
                 switch endpoints[index].kind {
@@ -246,6 +249,14 @@ public final class MemoryPressureSource: Sendable {
                 if endpoints[index].fd >= 0 { Glibc.close(endpoints[index].fd) }
                 endpoints.remove(at: index)
             }
+            return true
+        }
+
+        func finish() {
+            endpoints.forEach { Glibc.close($0.fd) }
+            endpoints = []
+            continuation.finish()
+            endsLoop?.close()
         }
     }
 }

@@ -27,8 +27,32 @@ public struct LifecycleSignalService: Service {
         logger: Logger = Logger(label: "apphost.signals"),
         reload: (@Sendable (PluggableApplicationHost) async -> Void)? = nil
     ) throws(LifecycleSignalError) {
+        try self.init(host: host, logger: logger, loop: nil, reload: reload)
+    }
+
+    /// Like `init(host:logger:reload:)`, reading the signals on `loop`'s thread, which the
+    /// daemon shares with memory pressure.
+    package init(
+        host: PluggableApplicationHost,
+        logger: Logger,
+        on loop: PollLoop,
+        reload: (@Sendable (PluggableApplicationHost) async -> Void)? = nil
+    ) throws(LifecycleSignalError) {
+        try self.init(host: host, logger: logger, loop: loop, reload: reload)
+    }
+
+    private init(
+        host: PluggableApplicationHost,
+        logger: Logger,
+        loop: PollLoop?,
+        reload: (@Sendable (PluggableApplicationHost) async -> Void)?
+    ) throws(LifecycleSignalError) {
         try LifecycleSignalMask.blockInCurrentThread()
-        source = try SignalSource()
+        if let loop {
+            source = try SignalSource(on: loop)
+        } else {
+            source = try SignalSource()
+        }
         // A library thread that waits with every signal unblocked (swift-subprocess's monitor,
         // libdispatch's main queue) would otherwise take a default action: death.
         try source.forwardSignalsDeliveredToOtherThreads()

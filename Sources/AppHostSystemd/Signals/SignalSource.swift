@@ -5,8 +5,9 @@ import Synchronization
 /// Reads the lifecycle signals from one `signalfd`, so queued real-time signals all arrive, in order.
 ///
 /// The signals must be blocked in every thread (the daemon's C prelude does that before main);
-/// then they stay pending and only this fd consumes them. A dedicated thread sleeps in `poll()` on
-/// the signalfd and a wake eventfd: no timer, no busy loop, and `close()` ends it at once.
+/// then they stay pending and only this fd consumes them. A thread sleeps in `poll()` on the
+/// signalfd (its own, or a `PollLoop` the daemon shares with memory pressure): no timer, no busy
+/// loop, and `close()` ends the reading at once.
 ///
 /// The kernel dequeues pending signals lowest number first, so signals that are pending together
 /// come out in signal-number order; signals of one number come out in the order they were sent.
@@ -19,7 +20,9 @@ public final class SignalSource: Sendable {
     /// `rt_tgsigqueueinfo` reach the signalfd even while other threads leave them unblocked.
     public let readerThreadID: pid_t
 
-    private let wake: WakeEventFD
+    private let loop: PollLoop
+    private let reader: Reader
+    private let ownsLoop: Bool
 
     /// Opens the signalfd and starts the reader thread.
     ///
@@ -32,44 +35,52 @@ public final class SignalSource: Sendable {
 
     /// Like `init()`, and calls `onDelivery` on the reader thread for each signal before it is
     /// yielded, with the sender's pid and the queued value (for logging who asked).
-    public init(onDelivery: (@Sendable (SignalDelivery) -> Void)?) throws(LifecycleSignalError) {
-        let missing = LifecycleSignalMask.unblockedInCurrentThread
-        guard missing.isEmpty else { throw .notBlocked(signals: missing) }
-        let signalFD = apphost_open_lifecycle_signalfd()
-        guard signalFD >= 0 else { throw .signalfdFailed(errno: errno) }
-        let wake: WakeEventFD
-        do { wake = try WakeEventFD() } catch {
-            Glibc.close(signalFD)
+    public convenience init(onDelivery: (@Sendable (SignalDelivery) -> Void)?) throws(LifecycleSignalError) {
+        try Self.checkBlocked()
+        let loop = try PollLoop(name: "apphost-signals")
+        do {
+            try self.init(onDelivery: onDelivery, loop: loop, ownsLoop: true)
+        } catch {
+            loop.close()
             throw error
         }
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: LifecycleSignal.self, bufferingPolicy: .unbounded)
-        // A consumer that stops listening ends the reader too; pending signals stay in the kernel.
-        continuation.onTermination = { _ in wake.wake() }
-
-        let started = ThreadStartLatch()
-        let result = PollThread.start(name: "apphost-signals") {
-            // Inherited from the creator already; repeated so the reader never takes a default action.
-            _ = apphost_block_lifecycle_signals()
-            started.open(threadID: apphost_gettid())
-            Self.readLoop(signalFD: signalFD, wake: wake, continuation: continuation, onDelivery: onDelivery)
-        }
-        guard result == 0 else {
-            Glibc.close(signalFD)
-            continuation.finish()
-            throw .readerFailed(errno: result)
-        }
-        self.signals = stream
-        self.wake = wake
-        self.readerThreadID = started.waitForThreadID()
     }
 
-    /// Stops the reader thread and finishes `signals`. Idempotent. Signals that arrive afterwards
-    /// stay pending in the kernel (they are still blocked).
+    /// Like `init(onDelivery:)`, read on `loop`'s thread, which other sources may share.
+    package convenience init(onDelivery: (@Sendable (SignalDelivery) -> Void)? = nil, on loop: PollLoop) throws(LifecycleSignalError) {
+        try Self.checkBlocked()
+        try self.init(onDelivery: onDelivery, loop: loop, ownsLoop: false)
+    }
+
+    private init(onDelivery: (@Sendable (SignalDelivery) -> Void)?, loop: PollLoop, ownsLoop: Bool) throws(LifecycleSignalError) {
+        let signalFD = apphost_open_lifecycle_signalfd()
+        guard signalFD >= 0 else { throw .signalfdFailed(errno: errno) }
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: LifecycleSignal.self, bufferingPolicy: .unbounded)
+        let reader = Reader(signalFD: signalFD, continuation: continuation, onDelivery: onDelivery, endsLoop: ownsLoop ? loop : nil)
+        // A consumer that stops listening ends the reader too; pending signals stay in the kernel.
+        continuation.onTermination = { _ in loop.remove(reader) }
+        loop.add(reader)
+        self.signals = stream
+        self.loop = loop
+        self.reader = reader
+        self.ownsLoop = ownsLoop
+        self.readerThreadID = loop.threadID
+    }
+
+    private static func checkBlocked() throws(LifecycleSignalError) {
+        let missing = LifecycleSignalMask.unblockedInCurrentThread
+        guard missing.isEmpty else { throw .notBlocked(signals: missing) }
+    }
+
+    /// Stops reading and finishes `signals`. Idempotent. Signals that arrive afterwards stay
+    /// pending in the kernel (they are still blocked).
     ///
     /// Reading also stops when the consumer stops iterating (its task is cancelled). Dropping the
     /// source does not stop it, so `try SignalSource().signals` keeps working.
-    public func close() { wake.wake() }
+    public func close() {
+        if ownsLoop { loop.close() } else { loop.remove(reader) }
+    }
 
     /// Makes a lifecycle signal that the kernel delivers to some other thread reach this source
     /// instead of taking its default action (terminating the process).
@@ -84,36 +95,32 @@ public final class SignalSource: Sendable {
         guard result == 0 else { throw .readerFailed(errno: result) }
     }
 
-    private static func readLoop(
-        signalFD: Int32,
-        wake: WakeEventFD,
-        continuation: AsyncStream<LifecycleSignal>.Continuation,
-        onDelivery: (@Sendable (SignalDelivery) -> Void)?
-    ) {
-        defer {
-            Glibc.close(signalFD)
-            continuation.finish()
-        }
-        var fds = [
-            pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0),
-        ]
+    /// The signalfd's client of the loop; touched only on the loop's thread.
+    private final class Reader: PollClient, @unchecked Sendable {
+        let signalFD: Int32
+        let continuation: AsyncStream<LifecycleSignal>.Continuation
+        let onDelivery: (@Sendable (SignalDelivery) -> Void)?
+        /// A source's own loop ends with its reader.
+        let endsLoop: PollLoop?
         var buffer = [apphost_signal_info](repeating: apphost_signal_info(), count: 64)
-        while true {
-            let ready = poll(&fds, nfds_t(fds.count), -1)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            if fds[1].revents != 0 { return }
-            guard fds[0].revents != 0 else { continue }
+
+        init(signalFD: Int32, continuation: AsyncStream<LifecycleSignal>.Continuation, onDelivery: (@Sendable (SignalDelivery) -> Void)?, endsLoop: PollLoop?) {
+            self.signalFD = signalFD
+            self.continuation = continuation
+            self.onDelivery = onDelivery
+            self.endsLoop = endsLoop
+        }
+
+        func descriptors() -> [pollfd] { [pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0)] }
+
+        func handle(_ revents: [Int16]) -> Bool {
             // Drain everything pending: the fd is non-blocking, 0 means EAGAIN.
             while true {
                 let count = buffer.withUnsafeMutableBufferPointer {
                     apphost_read_signals(signalFD, $0.baseAddress, Int32($0.count))
                 }
-                if count < 0 { return }
-                if count == 0 { break }
+                if count < 0 { return false }
+                if count == 0 { return true }
                 for info in buffer[0..<Int(count)] {
                     guard let signal = LifecycleSignal(signalNumber: info.signo) else { continue }
                     onDelivery?(SignalDelivery(
@@ -121,6 +128,12 @@ public final class SignalSource: Sendable {
                     continuation.yield(signal)
                 }
             }
+        }
+
+        func finish() {
+            Glibc.close(signalFD)
+            continuation.finish()
+            endsLoop?.close()
         }
     }
 }

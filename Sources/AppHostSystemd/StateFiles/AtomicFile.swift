@@ -126,14 +126,6 @@ package enum AtomicFile {
         if syncing { syncDirectory(of: path) }
     }
 
-    /// Syncs the data of the file at `path`, written earlier with `durable: false`.
-    static func sync(_ path: String) throws(Failure) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { throw Failure(operation: "open", path: path, code: errno) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw Failure(operation: "fsync", path: path, code: errno) }
-    }
-
     /// Creates `path` and its parents with mode 0700 if missing.
     package static func makeDirectory(_ path: String) throws(Failure) {
         var status = stat()
@@ -151,13 +143,20 @@ package enum AtomicFile {
         chmod(path, 0o700)
     }
 
-    /// Syncs the directory that holds `path`, making renames, creations and removals in it durable.
+    /// Syncs the directory that holds `path`, making renames, creations and removals in it
+    /// durable. A failure is only worth reporting where a caller says so; the writes above
+    /// stand either way.
     static func syncDirectory(of path: String) {
-        let fd = open(parentDirectory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd >= 0 {
-            fsync(fd)
-            close(fd)
-        }
+        try? syncDirectoryReportingFailure(of: path)
+    }
+
+    /// `syncDirectory(of:)`, saying what failed.
+    static func syncDirectoryReportingFailure(of path: String) throws(Failure) {
+        let directory = parentDirectory(of: path)
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(operation: "open", path: directory, code: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw Failure(operation: "fsync", path: directory, code: errno) }
     }
 
     /// The directory part of `path` (`.` for a bare name, `/` for the root).

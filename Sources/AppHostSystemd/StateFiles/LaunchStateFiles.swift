@@ -91,9 +91,11 @@ public struct LaunchStateFiles: LaunchStateStorage {
             launchCount: (previous?.launchCount ?? 0) + 1,
             lastLaunch: now
         )
-        // Written and renamed now, synced by `makeLaunchDurable()` after READY=1: a killed
-        // process loses nothing (the kernel has the files), and readiness waits for no disk.
-        try AtomicFile.write(record.json, to: recordPath, durable: false)
+        // The record's data is synced before its rename, so no crash of the machine can leave
+        // an empty record; the directory (the rename, the marker, the taken exit record) is
+        // synced by `makeLaunchDurable()` after READY=1. A killed process loses nothing either
+        // way: the kernel has the files.
+        try AtomicFile.write(record.json, to: recordPath, syncingDirectory: false)
         // Only the marker's existence counts, so it needs no sync of its own.
         try AtomicFile.writeMarker(Array("\(getpid())\n".utf8), to: markerPath)
         return LaunchOptions(
@@ -106,11 +108,10 @@ public struct LaunchStateFiles: LaunchStateStorage {
         )
     }
 
-    /// Syncs what `beginLaunch()` wrote: the record's data, then the directory, which makes
-    /// the record's rename, the marker and the taken exit record's removal durable at once.
+    /// Syncs the state directory, which makes what `beginLaunch()` did there durable at once:
+    /// the record's rename, the marker and the taken exit record's removal.
     public func makeLaunchDurable() throws {
-        try AtomicFile.sync(recordPath)
-        AtomicFile.syncDirectory(of: recordPath)
+        try AtomicFile.syncDirectoryReportingFailure(of: recordPath)
     }
 
     /// Records that the run ended cleanly by removing the running marker. When the state

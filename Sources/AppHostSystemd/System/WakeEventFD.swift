@@ -22,5 +22,11 @@ final class WakeEventFD: Sendable {
         _ = withUnsafeBytes(of: &one) { write(fd, $0.baseAddress, $0.count) }
     }
 
+    /// Makes the fd unreadable again, for a loop that goes on after a wake.
+    func drain() {
+        var count: UInt64 = 0
+        _ = withUnsafeMutableBytes(of: &count) { read(fd, $0.baseAddress, $0.count) }
+    }
+
     deinit { Glibc.close(fd) }
 }
