@@ -17,19 +17,17 @@ public struct MemoryPressureService: Service {
         thresholds: MemoryPressureSource.Thresholds = .default,
         logger: Logger = Logger(label: "apphost.memory-pressure")
     ) {
-        self.host = host
-        self.source = MemoryPressureSource(environment: environment, thresholds: thresholds, logger: logger)
-        self.logger = logger
+        self.init(host: host, environment: environment, thresholds: thresholds, logger: logger, on: nil)
     }
 
-    /// Like `init(host:environment:thresholds:logger:)`, watching on `loop`'s thread, which the
-    /// daemon shares with the signals.
+    /// Like `init(host:environment:thresholds:logger:)`, watching on `loop`'s thread (which the
+    /// daemon shares with the signals), or on a thread of the source's own without one.
     package init(
         host: PluggableApplicationHost,
         environment: [String: String],
         thresholds: MemoryPressureSource.Thresholds = .default,
         logger: Logger,
-        on loop: PollLoop
+        on loop: PollLoop?
     ) {
         self.host = host
         self.source = MemoryPressureSource(environment: environment, thresholds: thresholds, logger: logger, on: loop)

@@ -32,16 +32,12 @@ public final class MemoryPressureSource: Sendable {
         thresholds: Thresholds = .default,
         logger: Logger
     ) {
-        self.init(environment: environment, thresholds: thresholds, logger: logger, loop: nil)
+        self.init(environment: environment, thresholds: thresholds, logger: logger, on: nil)
     }
 
-    /// Like `init(environment:thresholds:logger:)`, watched on `loop`'s thread, which other
-    /// sources may share.
-    package convenience init(environment: [String: String], thresholds: Thresholds = .default, logger: Logger, on loop: PollLoop) {
-        self.init(environment: environment, thresholds: thresholds, logger: logger, loop: loop)
-    }
-
-    private init(environment: [String: String], thresholds: Thresholds, logger: Logger, loop shared: PollLoop?) {
+    /// Like `init(environment:thresholds:logger:)`, watched on `shared`'s thread (which other
+    /// sources may share), or on a thread of its own without one.
+    package init(environment: [String: String], thresholds: Thresholds = .default, logger: Logger, on shared: PollLoop?) {
         let (stream, continuation) = AsyncStream.makeStream(
             of: MemoryWarningLevel.self, bufferingPolicy: .bufferingNewest(16))
         self.events = stream

@@ -27,25 +27,16 @@ public struct LifecycleSignalService: Service {
         logger: Logger = Logger(label: "apphost.signals"),
         reload: (@Sendable (PluggableApplicationHost) async -> Void)? = nil
     ) throws(LifecycleSignalError) {
-        try self.init(host: host, logger: logger, loop: nil, reload: reload)
+        try self.init(host: host, logger: logger, on: nil, reload: reload)
     }
 
-    /// Like `init(host:logger:reload:)`, reading the signals on `loop`'s thread, which the
-    /// daemon shares with memory pressure.
+    /// Like `init(host:logger:reload:)`, reading the signals on `loop`'s thread (which the
+    /// daemon shares with memory pressure), or on a thread of the source's own without one.
     package init(
         host: PluggableApplicationHost,
         logger: Logger,
-        on loop: PollLoop,
+        on loop: PollLoop?,
         reload: (@Sendable (PluggableApplicationHost) async -> Void)? = nil
-    ) throws(LifecycleSignalError) {
-        try self.init(host: host, logger: logger, loop: loop, reload: reload)
-    }
-
-    private init(
-        host: PluggableApplicationHost,
-        logger: Logger,
-        loop: PollLoop?,
-        reload: (@Sendable (PluggableApplicationHost) async -> Void)?
     ) throws(LifecycleSignalError) {
         try LifecycleSignalMask.blockInCurrentThread()
         if let loop {
