@@ -10,6 +10,8 @@ programs under test with it, and prints a Markdown table of medians and ratios:
 
   readiness       exec -> READY=1: apphostd on the shipped config, a C and a Swift program
                   that call sd_notify(0, "READY=1") at once (the floors). Interleaved runs.
+                  Also apphostd ended by SIGKILL each time (every start a recovery, its
+                  analytics log never compacted: a crash loop's starts).
   fan-out         kill -USR1 -> the STATUS= datagram reporting the new state, 4/100/1000
                   no-op (probe) services; and 100 probes that each keep 64 bytes of restorable
                   state that changes at every hook (keep-state: 64), so every request also
@@ -205,8 +207,10 @@ def image(binary, static_floor, dynamic_binary):
     return result
 
 
-def readiness(programs, notify, runs):
-    """Runs each program `runs` times, interleaved; returns {label: [ms]}."""
+def readiness(programs, notify, runs, killed=()):
+    """Runs each program `runs` times, interleaved; returns {label: [ms]}. The programs labelled
+    in `killed` end with SIGKILL instead of SIGTERM, so each of their starts follows an unclean
+    exit."""
     times = {label: [] for label, _, _ in programs}
     for _ in range(runs):
         for label, argv, env in programs:
@@ -214,7 +218,11 @@ def readiness(programs, notify, runs):
             started, process = start(argv, notify, env)
             ready, _ = notify.wait_for(lambda f: f.get("READY") == "1", timeout=60)
             times[label].append((ready - started) * 1000)
-            stop(process)
+            if label in killed:
+                process.kill()
+                process.wait()
+            else:
+                stop(process)
     return times
 
 
@@ -552,6 +560,9 @@ def table(results, args):
     if "servicegroup" in r:
         rows.append(f"| readiness ratio apphostd ÷ ServiceGroup floor (issue 25) | **{r['apphostd_over_servicegroup']:.2f}×** "
                     f"({r['apphostd']['p50']:.2f} ÷ {r['servicegroup']['p50']:.2f} ms) | ≤ 1.5× |")
+        if "apphostd_after_kill" in r:
+            rows.append(f"| the same, every start after a SIGKILL (a crash loop: recovery, nothing compacted) | "
+                        f"{r['apphostd_after_kill']['p50'] / r['servicegroup']['p50']:.2f}× ({r['apphostd_after_kill']['p50']:.2f} ms) | |")
         rows.append(f"| readiness ServiceGroup floor ÷ static Swift floor | {r['servicegroup']['p50']:.2f} ms: "
                     f"{r['servicegroup_over_swift_static']:.2f}× | (the design's floor) |")
     rows.append(f"| peak RSS idle, apphostd ÷ static Swift floor | {i['apphostd']['peak_rss_kib'] / 1024:.1f} MiB ÷ "
@@ -608,7 +619,11 @@ def main():
                     ("swift_static", [floors["ready.swift static"]], None), ("apphostd", [args.binary, "run", "--config", shipped], shipped_env)]
         if args.servicegroup_floor:
             programs.append(("servicegroup", [args.servicegroup_floor], None))
-        times = readiness(programs, notify, runs)
+        # The same config on a state directory of its own, each run ended by SIGKILL: every start
+        # is a recovery (previous run unclean), and nothing is compacted, as in a crash loop.
+        crashing = {"STATE_DIRECTORY": tempfile.mkdtemp(dir=directory), "CREDENTIALS_DIRECTORY": credentials}
+        programs.append(("apphostd_after_kill", [args.binary, "run", "--config", shipped], crashing))
+        times = readiness(programs, notify, runs, killed={"apphostd_after_kill"})
         results["readiness_ms"] = {label: {"p50": median(v), "p90": percentile(v, 90)} for label, v in times.items()}
         results["readiness_ms"]["apphostd_over_swift"] = median(times["apphostd"]) / median(times["swift"])
         results["readiness_ms"]["apphostd_over_c"] = median(times["apphostd"]) / median(times["c"])
