@@ -112,6 +112,22 @@ struct AnalyticsServiceTests {
         #expect(reopened.report.launches == 2 && reopened.report.terminations == 1 && reopened.report.backgroundEntries == 1)
     }
 
+    @Test("a terminate that cannot write summary.json appends its events to the log instead: nothing is lost")
+    func terminateFallsBackToTheLogWhenTheSummaryCannotBeWritten() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let analyticsDirectory = directory + "/state/analytics"
+        try await withStatefulHost([ServiceDescriptor(name: "analytics", service: try Self.service())], directory: directory) { host in
+            try await host.enterBackground()
+            // A directory where the summary's temporary file goes: its write fails.
+            try FileManager.default.createDirectory(atPath: analyticsDirectory + "/summary.json.tmp-\(getpid())", withIntermediateDirectories: true)
+        }
+        #expect(!FileManager.default.fileExists(atPath: analyticsDirectory + "/summary.json"))
+        let reopened = try AnalyticsStore(directory: analyticsDirectory)
+        #expect(reopened.report.launches == 1 && reopened.report.backgroundEntries == 1 && reopened.report.terminations == 1,
+                "the terminate's own record reached the log")
+    }
+
     @Test("a state directory deleted under a running store: the next flush recreates it with every count held in memory")
     func deletedDirectoryIsRecreatedFromMemory() throws {
         let root = try makeTemporaryDirectory()

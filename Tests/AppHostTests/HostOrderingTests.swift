@@ -214,9 +214,18 @@ import Testing
             func makeLaunchDurable() throws { journal.record("launch-state:durable") }
             func markCleanExit(of options: LaunchOptions) throws -> String? { nil }
         }
+        /// The host keeps its restorable state right before it reports a request's status, so
+        /// "restorable:keep" marks where the launch's READY=1 goes out.
+        struct JournaledRestorableState: RestorableStateStorage {
+            let journal: Journal
+            func restore(warning: (String) -> Void) -> RestorableState? { nil }
+            func keep(_ state: RestorableState) throws { journal.record("restorable:keep") }
+            func persist(_ state: RestorableState) {}
+        }
         let journal = Journal()
         var configuration = PluggableApplicationHost.Configuration(hookDeadline: .seconds(2), launchDeadline: .seconds(2), terminateDeadline: .seconds(2))
         configuration.launchState = JournaledLaunchState(journal: journal)
+        configuration.restorableState = JournaledRestorableState(journal: journal)
         let host = try PluggableApplicationHost(services: ["a", "b"].map { descriptor(Recorder(name: $0, journal: journal)) }, configuration: configuration, logger: quietLogger)
         let reports = host.reports
         try await host.withRunning {
@@ -224,7 +233,8 @@ import Testing
             await host.terminate()
         }
         #expect(journal.drain() == ["launch-state:begin", "a:willFinishLaunching", "a:didFinishLaunching", "b:willFinishLaunching", "b:didFinishLaunching",
-                                    "a:didBecomeActive", "b:didBecomeActive", "launch-state:durable", "b:willTerminate", "a:willTerminate"])
+                                    "a:didBecomeActive", "b:didBecomeActive", "restorable:keep", "launch-state:durable",
+                                    "b:willTerminate", "a:willTerminate"])
         var readyCount = 0
         for await report in reports {
             if case .ready = report { readyCount += 1 }
@@ -236,7 +246,7 @@ import Testing
         failing.didFinish = .fail
         let failed = try PluggableApplicationHost(services: [descriptor(failing)], configuration: configuration, logger: quietLogger)
         try? await failed.run()
-        #expect(journal.drain() == ["launch-state:begin", "a:willFinishLaunching", "a:didFinishLaunching", "launch-state:durable"])
+        #expect(journal.drain() == ["launch-state:begin", "a:willFinishLaunching", "a:didFinishLaunching", "restorable:keep", "launch-state:durable"])
     }
 
     @Test func applicationHandleShowsLiveState() async throws {

@@ -78,7 +78,7 @@ public final class MessageBus: Sendable {
 
     /// `observe`, with the publisher's context: the test kit's `deliveries(of:)`.
     package func observeDeliveries<Message: Sendable>(_ type: Message.Type, _ handler: @escaping @Sendable (BusDelivery<Message>) -> Void) -> Observation {
-        observe(type) { handler(BusDelivery(message: $0, context: ServiceContext.current)) }
+        add(type) { handler(BusDelivery(message: $0, context: $1)) }
     }
 
     /// Ends an `observe` registration.

@@ -40,8 +40,6 @@ extension HostLoop {
             host.report(.launchFailed(failure, status))
             return .failure(failure)
         }
-        // Once the launch is over and reported, whatever its outcome.
-        defer { makeLaunchDurable() }
         logPreviousExit(options)
         var restoredOptions = options
         restore(into: &restoredOptions)
@@ -204,16 +202,18 @@ extension HostLoop {
         logger.info("\(name): first-of chose \(name)/\(child)\(after)", metadata: ["service": "\(name)"])
     }
 
+    /// Whether an enabled service is at `path` or under it (a composite child's leaves).
+    func isRunning(_ path: String) -> Bool {
+        services.contains { ($0.name == path || $0.name.hasPrefix(path + "/")) && $0.health.isEnabled }
+    }
+
     /// What the first-ofs and one-ofs under `node` run, as `notify → journal`: the child with a
     /// running service.
     func compositeChoices(of node: ServiceDescriptor, path: String? = nil) -> [String] {
         guard let composite = node.composite else { return [] }
         let name = path.map { "\($0)/\(node.name)" } ?? node.name
         var choices: [String] = []
-        if composite.kind != .group, let running = composite.candidates.first(where: { child in
-            let prefix = "\(name)/\(child.name)"
-            return services.contains { ($0.name == prefix || $0.name.hasPrefix(prefix + "/")) && $0.health.isEnabled }
-        }) {
+        if composite.kind != .group, let running = composite.candidates.first(where: { isRunning("\(name)/\($0.name)") }) {
             choices.append("\(name) → \(running.name)")
         }
         return choices + composite.candidates.flatMap { compositeChoices(of: $0, path: name) }

@@ -123,10 +123,7 @@ extension HostLoop {
     func reloadLeaves(of descriptor: ServiceDescriptor, addedFirstOfs: inout [(name: String, children: [String])]) -> [ServiceDescriptor] {
         descriptor.leaves { name, composite in
             guard composite.kind == .firstOf else { return composite.candidates }
-            let running = composite.children.first { child in
-                let prefix = "\(name)/\(child.name)"
-                return services.contains { ($0.name == prefix || $0.name.hasPrefix(prefix + "/")) && $0.health.isEnabled }
-            }
+            let running = composite.children.first { isRunning("\(name)/\($0.name)") }
             if let running { return [running] }
             if services.contains(where: { $0.name.hasPrefix(name + "/") }) {
                 logger.notice("\(name): no child of this first-of runs; a reload does not choose again (a restart does)", metadata: ["service": "\(name)"])

@@ -76,6 +76,9 @@ struct HostLoop {
             // The launch ends with its READY=1 (and its restorable state kept): only then does
             // `launched()` answer.
             if case .success = launch { await finishRequest(ready: true, group: &group) }
+            // After READY=1 (or the failed launch's report), off the way to readiness; only a
+            // launch state that was begun has anything to sync.
+            if launchOptions != nil { makeLaunchDurable() }
             return launch
         }
         launchOutcome = launch

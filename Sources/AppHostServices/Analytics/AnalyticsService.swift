@@ -199,9 +199,12 @@ public final class AnalyticsService: ApplicationService {
         }
         guard didLaunch else { return }
         defer { keepUnflushed(application) }
-        // A clean stop folds the log into summary.json, so the next launch reads the summary
-        // alone instead of parsing up to `compact-after` of records before it is ready.
-        try flush(reportingTo: application.logger, compactingLog: isTerminating)
+        // A clean stop folds the log, pending records included, into summary.json, so the next
+        // launch reads the summary alone instead of parsing up to `compact-after` of records
+        // before it is ready. Should that fail, the records are appended as at any flush.
+        if !isTerminating || !foldLog(reportingTo: application.logger) {
+            try flush(reportingTo: application.logger)
+        }
         wake.finish()
     }
 
@@ -243,26 +246,32 @@ public final class AnalyticsService: ApplicationService {
 
     /// Writes pending events with fsync; nothing to do when none are pending.
     public func flush() throws {
-        try flush(compactingLog: false)
-    }
-
-    /// `flush()`, then, with `compactingLog`, folds a non-empty log into the summary whatever
-    /// its size.
-    private func flush(compactingLog: Bool) throws {
         _ = try state.withLock { state in
-            try state.store?.flush(compactAfter: compactingLog ? 0 : state.settings.compactAfter)
+            try state.store?.flush(compactAfter: state.settings.compactAfter)
         }
     }
 
     /// Flushes, and says at error level what the flush had to repair (a state directory deleted
     /// under the daemon), whichever flush found it: a hook's or the timer's.
-    private func flush(reportingTo logger: Logger, compactingLog: Bool = false) throws {
+    private func flush(reportingTo logger: Logger) throws {
         defer {
             if let notice = state.withLock({ $0.store?.takeRepairNotice() }) {
                 logger.error("analytics: \(notice)")
             }
         }
-        try flush(compactingLog: compactingLog)
+        try flush()
+    }
+
+    /// Folds the log and the pending records into the summary; false, with a warning, when it
+    /// could not (the caller then flushes: nothing is lost).
+    private func foldLog(reportingTo logger: Logger) -> Bool {
+        do {
+            try state.withLock { state throws(AnalyticsStore.Failure) in try state.store?.foldAll() }
+            return true
+        } catch {
+            logger.warning("analytics: could not fold the event log into \(AnalyticsStore.summaryName) at terminate (\(error)); the events are appended to \(AnalyticsStore.logName) instead")
+            return false
+        }
     }
 
     /// Flushes what launch recorded, then sleeps until an event is pending, waits one interval

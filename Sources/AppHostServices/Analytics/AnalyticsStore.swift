@@ -185,6 +185,16 @@ final class AnalyticsStore {
         return repairNotice
     }
 
+    /// What a clean stop does: folds the log and the pending records into `summary.json` and
+    /// empties the log, so the next launch reads no records. On failure `pending` is kept, for
+    /// a flush to append.
+    func foldAll() throws(Failure) {
+        guard logSize > 0 || !pending.isEmpty else { return }
+        try compact()
+        pending = []
+        pendingCount = 0
+    }
+
     /// Folds everything into `summary.json` (atomically) and empties the log. A crash between
     /// the two steps double-counts nothing: the summary's `lastSequence` skips the old records.
     func compact() throws(Failure) {

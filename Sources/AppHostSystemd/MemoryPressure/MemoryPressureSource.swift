@@ -23,7 +23,6 @@ public final class MemoryPressureSource: Sendable {
     /// Whether a source is open (false when off).
     public let isWatching: Bool
 
-    private let stop: (@Sendable () -> Void)?
     private let continuation: AsyncStream<MemoryWarningLevel>.Continuation
 
     /// Chooses and opens the source and starts its poll thread.
@@ -44,22 +43,24 @@ public final class MemoryPressureSource: Sendable {
         self.continuation = continuation
 
         var resolution = Self.resolve(environment: environment, thresholds: thresholds)
-        var stop: (@Sendable () -> Void)?
         if case .watching(let endpoints, _) = resolution {
-            do {
-                let loop = try shared ?? PollLoop(name: "apphost-mempress")
+            do throws(LifecycleSignalError) {
+                let loop: PollLoop
+                if let shared { loop = shared } else { loop = try PollLoop(name: "apphost-mempress") }
                 let watcher = Watcher(endpoints: endpoints, continuation: continuation, logger: logger, endsLoop: shared == nil ? loop : nil)
-                // A consumer that stops listening ends the watching too.
+                // Finishing `events` (a consumer that stops listening, or `close()`) ends the
+                // watching, and a thread of the source's own with it.
                 continuation.onTermination = { _ in loop.remove(watcher) }
                 loop.add(watcher)
-                let ownsLoop = shared == nil
-                stop = { @Sendable in ownsLoop ? loop.close() : loop.remove(watcher) }
             } catch {
                 endpoints.forEach { Glibc.close($0.fd) }
-                resolution = .off(reason: "could not start the watcher thread: \(error)", expected: false)
+                let reason = switch error {
+                case .readerFailed(let code), .signalfdFailed(let code), .blockFailed(let code): SystemErrorText.describe(code)
+                case .notBlocked: "\(error)"
+                }
+                resolution = .off(reason: "could not start the watcher thread: \(reason)", expected: false)
             }
         }
-        self.stop = stop
         switch resolution {
         case .watching(_, let description):
             sourceDescription = description
@@ -80,7 +81,6 @@ public final class MemoryPressureSource: Sendable {
     /// stops iterating; dropping the source does not stop it, so `MemoryPressureSource(...).events`
     /// keeps working.
     public func close() {
-        stop?()
         continuation.finish()
     }
 

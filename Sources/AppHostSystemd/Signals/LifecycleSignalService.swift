@@ -39,11 +39,7 @@ public struct LifecycleSignalService: Service {
         reload: (@Sendable (PluggableApplicationHost) async -> Void)? = nil
     ) throws(LifecycleSignalError) {
         try LifecycleSignalMask.blockInCurrentThread()
-        if let loop {
-            source = try SignalSource(on: loop)
-        } else {
-            source = try SignalSource()
-        }
+        source = try SignalSource(on: loop)
         // A library thread that waits with every signal unblocked (swift-subprocess's monitor,
         // libdispatch's main queue) would otherwise take a default action: death.
         try source.forwardSignalsDeliveredToOtherThreads()

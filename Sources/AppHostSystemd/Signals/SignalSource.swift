@@ -22,7 +22,6 @@ public final class SignalSource: Sendable {
 
     private let loop: PollLoop
     private let reader: Reader
-    private let ownsLoop: Bool
 
     /// Opens the signalfd and starts the reader thread.
     ///
@@ -30,57 +29,46 @@ public final class SignalSource: Sendable {
     /// lifecycle signal: the reader thread inherits this mask, and unblocked signals would take
     /// their default action (terminate) instead of reaching the fd.
     public convenience init() throws(LifecycleSignalError) {
-        try self.init(onDelivery: nil)
+        try self.init(onDelivery: nil, on: nil)
     }
 
     /// Like `init()`, and calls `onDelivery` on the reader thread for each signal before it is
     /// yielded, with the sender's pid and the queued value (for logging who asked).
     public convenience init(onDelivery: (@Sendable (SignalDelivery) -> Void)?) throws(LifecycleSignalError) {
-        try Self.checkBlocked()
-        let loop = try PollLoop(name: "apphost-signals")
-        do {
-            try self.init(onDelivery: onDelivery, loop: loop, ownsLoop: true)
-        } catch {
-            loop.close()
-            throw error
-        }
+        try self.init(onDelivery: onDelivery, on: nil)
     }
 
-    /// Like `init(onDelivery:)`, read on `loop`'s thread, which other sources may share.
-    package convenience init(onDelivery: (@Sendable (SignalDelivery) -> Void)? = nil, on loop: PollLoop) throws(LifecycleSignalError) {
-        try Self.checkBlocked()
-        try self.init(onDelivery: onDelivery, loop: loop, ownsLoop: false)
-    }
-
-    private init(onDelivery: (@Sendable (SignalDelivery) -> Void)?, loop: PollLoop, ownsLoop: Bool) throws(LifecycleSignalError) {
+    /// Like `init(onDelivery:)`, read on `shared`'s thread (which other sources may share), or on
+    /// a thread of its own without one.
+    package init(onDelivery: (@Sendable (SignalDelivery) -> Void)? = nil, on shared: PollLoop?) throws(LifecycleSignalError) {
+        let missing = LifecycleSignalMask.unblockedInCurrentThread
+        guard missing.isEmpty else { throw .notBlocked(signals: missing) }
+        let loop: PollLoop
+        if let shared { loop = shared } else { loop = try PollLoop(name: "apphost-signals") }
         let signalFD = apphost_open_lifecycle_signalfd()
-        guard signalFD >= 0 else { throw .signalfdFailed(errno: errno) }
+        guard signalFD >= 0 else {
+            let code = errno
+            if shared == nil { loop.close() }
+            throw .signalfdFailed(errno: code)
+        }
         let (stream, continuation) = AsyncStream.makeStream(
             of: LifecycleSignal.self, bufferingPolicy: .unbounded)
-        let reader = Reader(signalFD: signalFD, continuation: continuation, onDelivery: onDelivery, endsLoop: ownsLoop ? loop : nil)
+        let reader = Reader(signalFD: signalFD, continuation: continuation, onDelivery: onDelivery, endsLoop: shared == nil ? loop : nil)
         // A consumer that stops listening ends the reader too; pending signals stay in the kernel.
         continuation.onTermination = { _ in loop.remove(reader) }
         loop.add(reader)
         self.signals = stream
         self.loop = loop
         self.reader = reader
-        self.ownsLoop = ownsLoop
         self.readerThreadID = loop.threadID
     }
 
-    private static func checkBlocked() throws(LifecycleSignalError) {
-        let missing = LifecycleSignalMask.unblockedInCurrentThread
-        guard missing.isEmpty else { throw .notBlocked(signals: missing) }
-    }
-
     /// Stops reading and finishes `signals`. Idempotent. Signals that arrive afterwards stay
-    /// pending in the kernel (they are still blocked).
+    /// pending in the kernel (they are still blocked). A thread of the source's own ends with it.
     ///
     /// Reading also stops when the consumer stops iterating (its task is cancelled). Dropping the
     /// source does not stop it, so `try SignalSource().signals` keeps working.
-    public func close() {
-        if ownsLoop { loop.close() } else { loop.remove(reader) }
-    }
+    public func close() { loop.remove(reader) }
 
     /// Makes a lifecycle signal that the kernel delivers to some other thread reach this source
     /// instead of taking its default action (terminating the process).

@@ -90,9 +90,13 @@ package final class PollLoop: Sendable {
                 }
                 leaving.forEach { $0.finish() }
                 if isClosed {
+                    // Clients and those a `remove` sent off meanwhile, taken under one lock.
                     let rest = registry.withLock { registry in
-                        defer { registry.clients = [:] }
-                        return Array(registry.clients.values)
+                        defer {
+                            registry.clients = [:]
+                            registry.leaving = []
+                        }
+                        return registry.leaving + Array(registry.clients.values)
                     }
                     rest.forEach { $0.finish() }
                     return
@@ -105,7 +109,12 @@ package final class PollLoop: Sendable {
                     ranges.append(start..<fds.count)
                 }
                 fds.append(pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0))
-                if poll(&fds, nfds_t(fds.count), -1) < 0 { continue }  // EINTR; nothing else fails here
+                if poll(&fds, nfds_t(fds.count), -1) < 0 {
+                    // A failure other than an interruption would come back at once: end, as
+                    // each source's own loop did, rather than spin.
+                    if errno != EINTR { registry.withLock { $0.isClosed = true } }
+                    continue
+                }
                 if fds[fds.count - 1].revents != 0 { wake.drain() }
                 for (client, range) in zip(clients, ranges) {
                     let revents = fds[range].map(\.revents)
