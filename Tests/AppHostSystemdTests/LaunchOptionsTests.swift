@@ -183,7 +183,78 @@ struct LaunchRecorder: ApplicationService {
         do {
             try storage.makeLaunchDurable()
         } catch {
-            #expect("\(error)".contains("open \(root)/state: No such file or directory"), "\(error)")
+            #expect("\(error)".contains("open \(root)/state/launch-state.json: No such file or directory"), "\(error)")
         }
+    }
+
+    @Test("the record synced after READY=1 is kept as launch-state.json.previous until the next launch's is synced")
+    func syncedRecordIsKeptAsPrevious() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let storage = LaunchStateFiles(directory: directory)
+        let first = try storage.beginLaunch()
+        #expect(!FileManager.default.fileExists(atPath: directory + "/launch-state.json.previous"))
+        try storage.makeLaunchDurable()
+        let synced = try String(contentsOfFile: directory + "/launch-state.json.previous", encoding: .utf8)
+        #expect(synced == (try String(contentsOfFile: directory + "/launch-state.json", encoding: .utf8)))
+        #expect(synced.contains("\"launchCount\" : 1"))
+
+        _ = try storage.markCleanExit(of: first)
+        let second = try storage.beginLaunch()
+        #expect(second.launchCount == 2)
+        #expect(try String(contentsOfFile: directory + "/launch-state.json.previous", encoding: .utf8) == synced)
+        try storage.makeLaunchDurable()
+        #expect(try String(contentsOfFile: directory + "/launch-state.json.previous", encoding: .utf8).contains("\"launchCount\" : 2"))
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(!names.contains { $0.contains(".tmp-") }, "\(names)")
+    }
+
+    @Test("a record a crash of the machine left empty: the launch goes on from the one synced before, as after an unclean exit")
+    func recordCutShortByACrashGoesBackToThePreviousOne() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let storage = LaunchStateFiles(directory: directory)
+        let first = try storage.beginLaunch()
+        try storage.makeLaunchDurable()
+        _ = try storage.markCleanExit(of: first)
+        _ = try storage.beginLaunch()
+        // The power went before the second launch's record reached the disk.
+        try Data().write(to: URL(fileURLWithPath: directory + "/launch-state.json"))
+
+        let third = try storage.beginLaunch()
+        #expect(third.kind == .restore)
+        #expect(third.installationID == first.installationID)
+        #expect(third.launchCount == 2)
+        #expect(third.previousExit == .unclean)
+        #expect(third.previousExitCause == .unknown)
+        try storage.makeLaunchDurable()
+        #expect(try String(contentsOfFile: directory + "/launch-state.json", encoding: .utf8).contains("\"launchCount\" : 2"))
+    }
+
+    @Test("a first launch's record a crash left empty: a first launch again, after an unclean exit")
+    func firstRecordCutShortIsAFirstLaunch() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data().write(to: URL(fileURLWithPath: directory + "/launch-state.json"))
+        let options = try LaunchStateFiles(directory: directory).beginLaunch()
+        #expect(options.kind == .firstLaunch)
+        #expect(options.launchCount == 1)
+        #expect(options.previousExit == .unclean)
+    }
+
+    @Test("garbage in both records is refused, naming the record, and both are kept")
+    func garbageInBothRecordsIsRefused() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for name in ["launch-state.json", "launch-state.json.previous"] {
+            try Data("{not json".utf8).write(to: URL(fileURLWithPath: directory + "/" + name))
+        }
+        #expect {
+            try LaunchStateFiles(directory: directory).beginLaunch()
+        } throws: { error in
+            "\(error)".contains("\(directory)/launch-state.json") && "\(error)".contains("unreadable")
+        }
+        #expect(try String(contentsOfFile: directory + "/launch-state.json", encoding: .utf8) == "{not json")
+        #expect(try String(contentsOfFile: directory + "/launch-state.json.previous", encoding: .utf8) == "{not json")
     }
 }

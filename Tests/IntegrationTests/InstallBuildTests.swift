@@ -11,9 +11,16 @@ extension IntegrationSuites {
     /// which the debug build the other tests run never sees.
     @Suite(.serialized, .buildsPackages)
     struct InstallBuildTests {
-        @Test("the installed binary is at most 16 MB, loads no Foundation, has its relocations packed and only its imports in the dynamic symbol table, and runs the shipped services to READY=1 and a clean stop")
+        @Test("the installed binary is at most 16 MB, loads no Foundation, links no regex engine, has its relocations packed and only its imports in the dynamic symbol table, and runs the shipped services to READY=1 and a clean stop")
         func installedBinaryRuns() async throws {
             let built = try await ReleaseBuild.apphostd()
+
+            // The regex engine (`_StringProcessing`, `_RegexParser`) costs every instance 40 KiB
+            // of relocated data and a megabyte of text; one `String.contains` pulls it in.
+            let linked = try await ProcessRunner.run(["nm", built])
+            try #require(linked.succeeded, "\(linked)")
+            let regex = linked.stdout.split(separator: "\n").filter { $0.contains("17_StringProcessing") || $0.contains("12_RegexParser") }
+            #expect(regex.isEmpty, "the release build links the regex engine (\(regex.count) symbols): a String.contains, split(separator: String) or Regex in Sources pulls it in; `-Xlinker --why-extract=why.txt` names the file")
 
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("apphostd-install-\(UUID().uuidString.prefix(8))").path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

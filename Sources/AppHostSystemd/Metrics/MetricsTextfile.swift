@@ -119,7 +119,7 @@ extension MetricsTextfile {
             }
             let series = line[..<space]
             if series.hasPrefix("apphost_state{") {
-                lines.append(series + (series.contains("state=\"notRunning\"") ? " 1" : " 0"))
+                lines.append(series + (series.utf8.contains(sequence: #"state="notRunning""#.utf8) ? " 1" : " 0"))
             } else if series.hasPrefix("apphost_healthy{") {
                 lines.append(series + " 0")
             } else {
@@ -128,5 +128,18 @@ extension MetricsTextfile {
         }
         try AtomicFile.write(Array(lines.joined(separator: "\n").utf8), to: path, permissions: 0o644, durable: false)
         return true
+    }
+}
+
+extension Collection where Element: Equatable {
+    /// Whether `sequence` occurs in this collection: the standard library's own search, so the
+    /// daemon does not link `_StringProcessing` (and its regex engine) for one substring test.
+    fileprivate func contains(sequence: some Collection<Element>) -> Bool {
+        var start = startIndex
+        while true {
+            if self[start...].starts(with: sequence) { return true }
+            guard start != endIndex else { return false }
+            formIndex(after: &start)
+        }
     }
 }

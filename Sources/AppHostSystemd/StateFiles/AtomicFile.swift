@@ -143,6 +143,29 @@ package enum AtomicFile {
         chmod(path, 0o700)
     }
 
+    /// Syncs `path`'s data and size to disk, for a file written with `durable: false` whose
+    /// sync could wait until later.
+    static func sync(_ path: String) throws(Failure) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else { throw Failure(operation: "open", path: path, code: errno) }
+        defer { close(fd) }
+        guard fdatasync(fd) == 0 else { throw Failure(operation: "fdatasync", path: path, code: errno) }
+    }
+
+    /// Gives `path`'s file a second name, `copy`, replacing what `copy` named at once (a link
+    /// made beside it, renamed over it): a crash never leaves `copy` missing once it existed.
+    /// Durable with the directory's next sync.
+    static func link(_ path: String, as copy: String) throws(Failure) {
+        let temporary = copy + ".tmp-\(getpid())"
+        unlink(temporary)
+        guard Glibc.link(path, temporary) == 0 else { throw Failure(operation: "link", path: temporary, code: errno) }
+        guard rename(temporary, copy) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw Failure(operation: "rename", path: copy, code: code)
+        }
+    }
+
     /// Syncs the directory that holds `path`, making renames, creations and removals in it
     /// durable. A failure is only worth reporting where a caller says so; the writes above
     /// stand either way.

@@ -12,6 +12,12 @@ import Musl
 /// found at launch means the previous run ended uncleanly, and `last-exit`, why the last process
 /// ended as systemd saw it (`recordExit(_:)`, from `apphostd record-exit`), which the next launch
 /// reads once.
+///
+/// A launch renames its record into place before the first hook but syncs it to disk only after
+/// `READY=1` (`makeLaunchDurable()`), which then also names it `launch-state.json.previous`.
+/// A crash of the machine in between can leave the new record empty on a filesystem that does
+/// not order a rename after its data (ext4 does); the next launch then goes on from the
+/// previous one, the last record known to be on disk, as after any unclean exit.
 public struct LaunchStateFiles: LaunchStateStorage {
     /// What `launch-state.json` holds, read and written by `LaunchStateFiles+Record.swift`.
     struct Record: Equatable {
@@ -29,6 +35,7 @@ public struct LaunchStateFiles: LaunchStateStorage {
     }
 
     var recordPath: String { directory + "/launch-state.json" }
+    var previousRecordPath: String { directory + "/launch-state.json.previous" }
     var markerPath: String { directory + "/running" }
     var exitRecordPath: String { directory + "/last-exit" }
 
@@ -74,28 +81,19 @@ public struct LaunchStateFiles: LaunchStateStorage {
     func beginLaunch(now: UnixTime) throws -> LaunchOptions {
         try AtomicFile.makeDirectory(directory)
         AtomicFile.removeLeftovers(of: recordPath)
-        let previous: Record?
-        if let bytes = try AtomicFile.read(recordPath) {
-            do {
-                previous = try Record(json: bytes)
-            } catch {
-                throw ConfigurationError(file: recordPath, keyPath: "", message: "launch state is unreadable: \(error)", hint: "remove the file to start over as a first launch")
-            }
-        } else {
-            previous = nil
-        }
-        let markerFound = access(markerPath, F_OK) == 0
+        AtomicFile.removeLeftovers(of: previousRecordPath)
+        let (previous, cutShort) = try readRecord()
+        let markerFound = cutShort || access(markerPath, F_OK) == 0
         let recorded = takeExitRecord()
         let record = Record(
             installationID: previous?.installationID ?? InstallationID(),
             launchCount: (previous?.launchCount ?? 0) + 1,
             lastLaunch: now
         )
-        // The record's data is synced before its rename, so no crash of the machine can leave
-        // an empty record; the directory (the rename, the marker, the taken exit record) is
-        // synced by `makeLaunchDurable()` after READY=1. A killed process loses nothing either
-        // way: the kernel has the files.
-        try AtomicFile.write(record.json, to: recordPath, syncingDirectory: false)
+        // Synced by `makeLaunchDurable()` after READY=1, with the directory (the rename, the
+        // marker, the taken exit record). A killed process loses nothing: the kernel has the
+        // files; a crash of the machine goes back to the previous record.
+        try AtomicFile.write(record.json, to: recordPath, syncingDirectory: false, durable: false)
         // Only the marker's existence counts, so it needs no sync of its own.
         try AtomicFile.writeMarker(Array("\(getpid())\n".utf8), to: markerPath)
         return LaunchOptions(
@@ -108,10 +106,34 @@ public struct LaunchStateFiles: LaunchStateStorage {
         )
     }
 
-    /// Syncs the state directory, which makes what `beginLaunch()` did there durable at once:
-    /// the record's rename, the marker and the taken exit record's removal.
+    /// Syncs the record `beginLaunch()` wrote, names it `launch-state.json.previous` (the one a
+    /// crash of the machine falls back to until the next launch's is synced), then syncs the
+    /// state directory, which makes the rest durable at once: the record's rename, the marker
+    /// and the taken exit record's removal.
     public func makeLaunchDurable() throws {
+        try AtomicFile.sync(recordPath)
+        try AtomicFile.link(recordPath, as: previousRecordPath)
         try AtomicFile.syncDirectoryReportingFailure(of: recordPath)
+    }
+
+    /// The record to go on from, and whether the last one was cut short: `launch-state.json`,
+    /// or the synced `launch-state.json.previous` when a crash of the machine left the first
+    /// unreadable. Nil for a first launch, also one whose only record a crash left empty.
+    /// - Throws: `ConfigurationError` when neither can be read (garbage written by hand).
+    func readRecord() throws -> (Record?, cutShort: Bool) {
+        guard let bytes = try AtomicFile.read(recordPath) else { return (nil, false) }
+        let failure: Record.FormatError
+        do {
+            return (try Record(json: bytes), false)
+        } catch {
+            failure = error
+        }
+        if let kept = try? AtomicFile.read(previousRecordPath), let record = try? Record(json: kept) {
+            return (record, true)
+        }
+        // Only a write a crash interrupted leaves an empty record; nothing of it was on disk.
+        if bytes.isEmpty { return (nil, true) }
+        throw ConfigurationError(file: recordPath, keyPath: "", message: "launch state is unreadable: \(failure)", hint: "remove the file to start over as a first launch")
     }
 
     /// Records that the run ended cleanly by removing the running marker. When the state
