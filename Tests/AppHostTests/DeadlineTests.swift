@@ -1,3 +1,4 @@
+import Synchronization
 @testable import AppHost
 import AppHostTestSupport
 import Testing
@@ -107,6 +108,49 @@ import Testing
             let end = ContinuousClock.now + blockFor
             while ContinuousClock.now < end {}
         }
+    }
+
+    /// Answers its launch hooks as told and counts the calls.
+    final class LaunchAnswers: ApplicationService {
+        let willFinish: Bool
+        let calls = Mutex<[String]>([])
+        init(willFinish: Bool) { self.willFinish = willFinish }
+        func application(_ application: ApplicationHandle, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+            calls.withLock { $0.append("willFinishLaunching") }
+            return willFinish
+        }
+        func application(_ application: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+            calls.withLock { $0.append("didFinishLaunching") }
+            return true
+        }
+    }
+
+    @Test("a launch's run makes no call after one that refused or overran; one that went on makes both")
+    func launchRunStopsAtFailure() async {
+        let application = ApplicationHandle(
+            serviceName: "s", logger: quietLogger, configuration: ServiceConfiguration([:]), bus: MessageBus(),
+            state: .notRunning, launchOptions: nil, isSessionLocked: false, stateDirectory: nil, serviceCount: 1
+        )
+        let options = LaunchOptions(kind: .firstLaunch, launchCount: 1, installationID: .init(), previousExit: .none)
+        func launch(_ service: any ApplicationService, deadline: Duration = .seconds(10)) async -> [HookResult] {
+            let run = HookRun(token: 1, calls: [
+                HookCall(serviceID: 1, service: service, hook: .willFinishLaunching(options), application: application, deadline: deadline),
+                HookCall(serviceID: 1, service: service, hook: .didFinishLaunching(options), application: application, deadline: deadline),
+            ], stopsAtFailure: true)
+            let (_, continuation) = AsyncStream.makeStream(of: HostInput.self)
+            await run.perform(answers: continuation)
+            return run.results
+        }
+        let refusing = LaunchAnswers(willFinish: false)
+        #expect(await launch(refusing) == [.returned(false), .skipped])
+        #expect(refusing.calls.withLock { $0 } == ["willFinishLaunching"])
+
+        let going = LaunchAnswers(willFinish: true)
+        #expect(await launch(going) == [.returned(true), .returned(true)])
+        #expect(going.calls.withLock { $0 } == ["willFinishLaunching", "didFinishLaunching"])
+
+        // Answered, but past its deadline: an overrun ends the launch as a refusal does.
+        #expect(await launch(LaunchAnswers(willFinish: true), deadline: .zero) == [.overran(.zero), .skipped])
     }
 
     @Test("a call that answers after its deadline counts as overrun even when no timer woke the host in time")

@@ -20,6 +20,32 @@ import Testing
         #expect(asked.withLock { $0 } == ["a", "b"], "c was never asked: the classic bug")
     }
 
+    /// Notes the task each launch hook runs in.
+    final class TaskNoting: ApplicationService {
+        let tasks = Mutex<[Int]>([])
+        func note() { tasks.withLock { $0.append(withUnsafeCurrentTask { $0?.hashValue ?? 0 }) } }
+        func application(_ application: ApplicationHandle, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+            note()
+            return true
+        }
+        func application(_ application: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+            note()
+            return true
+        }
+    }
+
+    @Test("a service's two launch hooks run one after the other in one task of the host, not one task each")
+    func launchHooksShareOneRun() async throws {
+        let service = TaskNoting()
+        let host = try PluggableApplicationHost(services: [ServiceDescriptor(name: "a", service: service)], logger: quietLogger)
+        try await host.withRunning {
+            try await host.launched()
+            let tasks = service.tasks.withLock { $0 }
+            #expect(tasks.count == 2)
+            #expect(Set(tasks).count == 1, "willFinishLaunching and didFinishLaunching ran in different tasks")
+        }
+    }
+
     @Test func hostAsksEveryOptionalServiceAfterARefusal() async throws {
         let journal = Journal()
         let host = try PluggableApplicationHost(

@@ -17,14 +17,18 @@ final class HookRun: Sendable {
 
     let token: Int
     let calls: [HookCall]
+    /// Makes no call after one that did not return `true` (a launch's `willFinishLaunching`
+    /// and `didFinishLaunching`: the second only when the first let the launch go on).
+    let stopsAtFailure: Bool
     /// For each position, the shortest deadline from there on: the loop never needs to wake
     /// before `startedAt + remainingMinimum[position]`.
     let remainingMinimum: [Duration]
     private let progress: Mutex<Progress>
 
-    init(token: Int, calls: [HookCall]) {
+    init(token: Int, calls: [HookCall], stopsAtFailure: Bool = false) {
         self.token = token
         self.calls = calls
+        self.stopsAtFailure = stopsAtFailure
         var minimum = Duration.seconds(Int64.max / 4)
         var remaining = [Duration](repeating: .zero, count: calls.count)
         for index in calls.indices.reversed() {
@@ -50,20 +54,23 @@ final class HookRun: Sendable {
             calls[index].application.context.metrics.recordHook(calls[index].hook.name, duration: endedAt - startedAt)
             // Records the answer and starts the next call in one step: a call ends when the
             // next one starts (one clock read and one lock per call).
-            let isOwn = progress.withLock { progress -> Bool in
-                guard progress.handedOverAt == nil else { return false }
+            let recorded = progress.withLock { progress -> HookResult? in
+                guard progress.handedOverAt == nil else { return nil }
                 // A call that answered after its deadline overran, even when the loop's timer
                 // had no thread to wake on before the answer came (a starved pool).
                 let overran = endedAt - startedAt > calls[index].deadline
-                progress.results[index] = overran ? .overran(calls[index].deadline) : result
-                progress.position = index + 1
-                progress.startedAt = index + 1 < calls.count ? endedAt : nil
-                return true
+                let recorded = overran ? .overran(calls[index].deadline) : result
+                progress.results[index] = recorded
+                let goesOn = index + 1 < calls.count && !(stopsAtFailure && recorded != .returned(true))
+                progress.position = goesOn ? index + 1 : calls.count
+                progress.startedAt = goesOn ? endedAt : nil
+                return recorded
             }
-            guard isOwn else {
+            guard let recorded else {
                 answers.yield(.lateAnswer(serviceID: calls[index].serviceID, hook: calls[index].hook.name, result))
                 return
             }
+            if stopsAtFailure, recorded != .returned(true) { break }
             startedAt = endedAt
         }
         answers.yield(.runFinished(token: token))

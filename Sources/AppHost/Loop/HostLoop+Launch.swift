@@ -242,15 +242,17 @@ extension HostLoop {
         if case .disabled(let reason) = services[index].health.condition {
             return LaunchFailure(service: name, hook: "init", reason: .invalidConfiguration(reason))
         }
-        let steps: [(LifecycleEvent, HookCall.Hook)] = [
-            (.willFinishLaunching, .willFinishLaunching(options)),
-            (.didFinishLaunching, .didFinishLaunching(options)),
-        ]
-        for (event, step) in steps {
-            guard !isTerminateRequested, !isCancelled else {
-                return LaunchFailure(service: name, hook: event.hookName, reason: .terminated)
-            }
-            let result = await call(index, step, deadline: services[index].launchDeadline, abandonOnTerminate: true, group: &group)
+        guard !isTerminateRequested, !isCancelled else {
+            return LaunchFailure(service: name, hook: LifecycleEvent.willFinishLaunching.hookName, reason: .terminated)
+        }
+        // Both hooks in one run: `didFinishLaunching` follows at once when
+        // `willFinishLaunching` let the launch go on; a terminate in between stops the run.
+        let deadline = services[index].launchDeadline
+        let results = await execute(
+            [makeCall(index, .willFinishLaunching(options), deadline: deadline), makeCall(index, .didFinishLaunching(options), deadline: deadline)],
+            services: [index, index], abandonOnTerminate: true, stopsAtFailure: true, group: &group
+        )
+        for (event, result) in zip([LifecycleEvent.willFinishLaunching, .didFinishLaunching], results) {
             record(result, of: event, at: index, overruns: &overruns, failures: &failures)
             switch result {
             case .returned(true): continue

@@ -371,13 +371,14 @@ struct HostLoop {
 
     /// Makes `calls` (of `owners`, by index) in order in a child task and waits for each until
     /// its deadline; a call that overruns leaves its service busy and a new run goes on with
-    /// the calls after it.
-    mutating func execute(_ calls: [HookCall], services owners: [Int], abandonOnTerminate: Bool, group: inout DiscardingTaskGroup) async -> [HookResult] {
+    /// the calls after it. With `stopsAtFailure`, no call follows one that did not return
+    /// `true` or overran (those not made stay `.skipped`).
+    mutating func execute(_ calls: [HookCall], services owners: [Int], abandonOnTerminate: Bool, stopsAtFailure: Bool = false, group: inout DiscardingTaskGroup) async -> [HookResult] {
         var results = [HookResult](repeating: .skipped, count: calls.count)
         var start = 0
         while start < calls.count {
             nextToken += 1
-            let run = HookRun(token: nextToken, calls: Array(calls[start...]))
+            let run = HookRun(token: nextToken, calls: Array(calls[start...]), stopsAtFailure: stopsAtFailure)
             let answers = host.input
             group.addTask { await run.perform(answers: answers) }
             waiting: while true {
@@ -409,7 +410,7 @@ struct HostLoop {
                     services[owners[start + position]].isBusy = true
                     services[owners[start + position]].busySince = (startedAt, calls[start + position].hook.name)
                     isHealthCheckDue = true
-                    start += position + 1
+                    start = stopsAtFailure ? calls.count : start + position + 1
                     break waiting
                 case .runFinished, .nothing:
                     continue
