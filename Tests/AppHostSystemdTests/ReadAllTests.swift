@@ -22,6 +22,15 @@ struct ReadAllTests {
         #expect(try fd.readAll(limit: 1 << 20, expected: 10) == bytes)
     }
 
+    @Test("a /proc file, whose size fstat says is 0, is read with room for a page at once, not one byte and then two")
+    func procFileGetsAPage() throws {
+        let fd = try FileDescriptor.open("/proc/self/status", .readOnly)
+        defer { try? fd.close() }
+        let bytes = try #require(try fd.readAll(limit: 1 << 20))
+        #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("Name:"))
+        #expect(bytes.capacity >= 4096, "started at \(bytes.capacity) bytes of room")
+    }
+
     @Test("exactly the limit is read; one byte more is nil, not a silent cut")
     func limit() throws {
         let (fd, bytes, path) = try Self.open(5000)

@@ -9,11 +9,17 @@ extension FileDescriptor {
     /// Returns nil when there is more than `limit` (the caller says what is too large). Room
     /// starts at `expected + 1` bytes (by default fstat's size; the extra byte sees a file that grew) and
     /// doubles, and is never zero-filled first: a config read used to fault in a 1 MiB buffer,
-    /// 256 page faults of every start. With `wipingCopies`, a buffer left behind when growing
-    /// is zeroed first (for secrets). EINTR is retried.
+    /// 256 page faults of every start. A file whose fstat says 0 (those of /proc and /sys, whatever
+    /// they hold) gets a page at once, not one byte and then two. With `wipingCopies`, a buffer
+    /// left behind when growing is zeroed first (for secrets). EINTR is retried.
     package func readAll(limit: Int, expected: Int? = nil, wipingCopies: Bool = false) throws(Errno) -> [UInt8]? {
         var bytes: [UInt8] = []
-        let size = expected ?? (try? stat()).map { Int($0.size) } ?? 4096
+        var size = 4095
+        if let expected {
+            size = expected
+        } else if let status = try? stat(), status.size > 0 {
+            size = Int(status.size)
+        }
         var capacity = Swift.min(Swift.max(size, 0) + 1, limit + 1)
         while true {
             var failure: Errno?
