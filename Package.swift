@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Linux only: the edge reads signals through signalfd and talks to systemd through libsystemd,
+// Linux only: the edge reads signals through signalfd and talks to systemd over its sockets,
 // so no Apple platform is listed.
 let package = Package(
     name: "apphostd",
@@ -29,7 +29,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // libsystemd: sd-daemon (sd_notify), sd-journal (sd_journal_sendv), sd-bus.
+        // libsystemd: sd-bus (log control, desktop notifications). The notify and journal
+        // protocols are spoken directly (SystemdNotifier, JournalSocket).
         .systemLibrary(
             name: "CSystemd",
             pkgConfig: "libsystemd",

@@ -1,4 +1,3 @@
-import CSystemd
 import Glibc
 import Logging
 
@@ -109,18 +108,8 @@ extension JournalLogHandler {
         return result + "\""
     }
 
-    /// Sends one record with `sd_journal_sendv`. Returns its result (negative errno on failure).
+    /// Sends one record to journald (`JournalSocket`). Returns 0, or a negative errno.
     static func sendToJournal(_ fields: [String]) -> Int32 {
-        let buffers = fields.map { field -> UnsafeMutableRawBufferPointer in
-            let utf8 = Array(field.utf8)
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(utf8.count, 1), alignment: 1)
-            buffer.copyBytes(from: utf8)
-            return UnsafeMutableRawBufferPointer(rebasing: buffer[0..<utf8.count])
-        }
-        defer { buffers.forEach { $0.deallocate() } }
-        var vectors = buffers.map { iovec(iov_base: $0.baseAddress, iov_len: $0.count) }
-        return vectors.withUnsafeMutableBufferPointer {
-            sd_journal_sendv($0.baseAddress, Int32($0.count))
-        }
+        JournalSocket.send(fields)
     }
 }

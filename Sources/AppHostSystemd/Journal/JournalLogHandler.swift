@@ -12,7 +12,8 @@ import Synchronization
 public struct JournalLogHandler: LogHandler {
     /// Where records go, decided once per handler.
     enum Destination: Sendable, Equatable {
-        /// `sd_journal_sendv`; falls back to a plain line on `fd` if journald refuses.
+        /// journald's native protocol (`JournalSocket`); falls back to a plain line on `fd` if
+        /// journald refuses.
         case journal(fallbackFD: Int32)
         /// Plain lines written to `fd`: with the `<N>` priority prefix that journald and syslog
         /// read, or, for a person at a terminal, with the level spelled out when it matters.
@@ -56,8 +57,7 @@ public struct JournalLogHandler: LogHandler {
         self.identifier = identifier
         self.levelControl = levelControl
         self.metadataProvider = metadataProvider
-        // sd_journal_sendv drops records silently when journald's socket is missing, so the
-        // native path also needs the socket to be there; otherwise plain lines keep the record.
+        // The native path needs journald's socket; without it plain lines keep the record.
         self.destination = Self.isJournalStream(environment: environment, fd: outputFD)
                 && access(Self.journalSocketPath, F_OK) == 0
             ? .journal(fallbackFD: outputFD)

@@ -1,45 +1,23 @@
-import CSystemd
 import Glibc
 
 /// Tells systemd where the daemon stands (`sd_notify`): readiness, status line, reload, stop,
 /// timeouts, watchdog pings.
 ///
 /// Without `$NOTIFY_SOCKET` (not started by systemd as `Type=notify`) every call is a no-op, so the
-/// daemon runs the same outside systemd. When the socket comes from the process environment the
-/// datagram goes through libsystemd's `sd_notify`; an environment passed in with a different
-/// socket (tests, embedding) is served by an equivalent direct `sendto`, because `sd_notify` only
-/// reads the process environment.
+/// daemon runs the same outside systemd. Each datagram goes out as `sd_notify` sends it, from a
+/// fresh AF_UNIX socket to the path or abstract name, without libsystemd (only sd-bus still needs
+/// it); the environment may be passed in (tests, embedding).
 public struct SystemdNotifier: Sendable {
-    /// How the datagram leaves the process.
-    enum Transport: Sendable, Equatable {
-        /// `$NOTIFY_SOCKET` unset or empty: do nothing.
-        case disabled
-        /// The process's own `$NOTIFY_SOCKET`: libsystemd's `sd_notify`.
-        case libsystemd
-        /// Another socket address from the injected environment: a direct datagram.
-        case direct(NotifySocketAddress)
-    }
-
-    let transport: Transport
+    /// Where the datagrams go; nil when `$NOTIFY_SOCKET` is unset, empty or not an address.
+    let address: NotifySocketAddress?
 
     /// Reads `$NOTIFY_SOCKET` from `environment`.
     public init(environment: [String: String] = ProcessEnvironment.current) {
-        guard let socket = environment["NOTIFY_SOCKET"], !socket.isEmpty else {
-            transport = .disabled
-            return
-        }
-        let processValue = getenv("NOTIFY_SOCKET").map { String(cString: $0) }
-        if processValue == socket {
-            transport = .libsystemd
-        } else if let address = NotifySocketAddress(socket) {
-            transport = .direct(address)
-        } else {
-            transport = .disabled
-        }
+        address = environment["NOTIFY_SOCKET"].flatMap(NotifySocketAddress.init)
     }
 
     /// Whether notifications go anywhere (`$NOTIFY_SOCKET` was set to a usable address).
-    public var isEnabled: Bool { transport != .disabled }
+    public var isEnabled: Bool { address != nil }
 
     /// Sends the fields as one datagram of `KEY=value` lines. Newlines inside values become spaces,
     /// because the protocol is line-based. Returns whether the datagram was sent.
@@ -51,16 +29,8 @@ public struct SystemdNotifier: Sendable {
     /// Sends the fields as one datagram of `KEY=value` lines, in the given order.
     @discardableResult
     public func send(_ fields: [(String, String)]) -> Bool {
-        guard isEnabled else { return false }
-        let text = Self.datagram(fields)
-        switch transport {
-        case .disabled:
-            return false
-        case .libsystemd:
-            return sd_notify(0, text) > 0
-        case .direct(let address):
-            return address.send(Array(text.utf8))
-        }
+        guard let address else { return false }
+        return address.send(Array(Self.datagram(fields).utf8))
     }
 
     /// `READY=1` with a fresh status: launch or reload finished.
