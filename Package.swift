@@ -29,11 +29,11 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // libsystemd: sd-bus (log control, desktop notifications). The notify and journal
-        // protocols are spoken directly (SystemdNotifier, JournalSocket).
+        // sd-bus's header (log control, desktop notifications), not its library: CAppHostShims
+        // loads libsystemd on first use. The notify and journal protocols are spoken directly
+        // (SystemdNotifier, JournalSocket).
         .systemLibrary(
             name: "CSystemd",
-            pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
         // libyaml, the reference C YAML parser: the config file's reader, without Foundation.
@@ -43,7 +43,8 @@ let package = Package(
             providers: [.apt(["libyaml-dev"])]
         ),
         // What Glibc's Swift module lacks: signalfd, SIGRTMIN, malloc_trim, pthread_sigmask helpers.
-        .target(name: "CAppHostShims", linkerSettings: [.linkedLibrary("systemd")]),
+        // sd-bus is loaded on first use (sdbus.c): the daemon links no libsystemd.
+        .target(name: "CAppHostShims"),
         // Linked into the daemon only: blocks the lifecycle signals before any thread exists.
         .target(name: "CApphostdPrelude", dependencies: ["CAppHostShims"]),
         .target(
@@ -73,6 +74,7 @@ let package = Package(
             dependencies: [
                 "AppHost",
                 "AppHostSystemd",
+                "CAppHostShims",
                 "CSystemd",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
@@ -126,7 +128,9 @@ let package = Package(
         .target(
             name: "NotificationTestSupport",
             dependencies: ["AppHostTestKit", "AppHostTestSupport", "CSystemd"],
-            path: "Tests/NotificationTestSupport"
+            path: "Tests/NotificationTestSupport",
+            // The test notification server serves with sd-bus calls the daemon never makes.
+            linkerSettings: [.linkedLibrary("systemd")]
         ),
         // Stand-ins for server frameworks' type names, for the name-clash test.
         .target(name: "ServerFrameworkNames", path: "Tests/ServerFrameworkNames"),

@@ -1,6 +1,6 @@
 #ifndef CSYSTEMD_SHIM_H
 #define CSYSTEMD_SHIM_H
-#include <systemd/sd-daemon.h>
-#include <systemd/sd-journal.h>
+/* sd-bus's declarations; CAppHostShims defines the functions the daemon calls, loading
+ * libsystemd.so.0 on first use. */
 #include <systemd/sd-bus.h>
 #endif

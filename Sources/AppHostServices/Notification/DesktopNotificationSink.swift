@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import AppHostSystemd
+import CAppHostShims
 import CSystemd
 import Dispatch
 
@@ -93,6 +94,9 @@ final class DesktopNotificationSink: NotificationSink {
     private func connected() throws(DesktopNotificationError) -> OpaquePointer {
         if let connection { return connection }
         guard let address else { throw DesktopNotificationError(step: "connect", message: "no session bus") }
+        if let failure = apphost_sd_bus_load_failure() {
+            throw DesktopNotificationError(step: "sd-bus", message: String(cString: failure))
+        }
         var bus: OpaquePointer?
         var result = sd_bus_new(&bus)
         guard result >= 0, let bus else { throw DesktopNotificationError(step: "sd_bus_new", code: result) }

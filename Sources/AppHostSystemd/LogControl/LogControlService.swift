@@ -100,7 +100,9 @@ public struct LogControlService: Service {
     struct Failure: Error, CustomStringConvertible {
         let step: String
         let code: Int32
-        var description: String { "\(step): \(SystemErrorText.reason(code))" }
+        /// Said instead of the errno's text (the loader's own reason).
+        var detail: String? = nil
+        var description: String { "\(step): \(detail ?? SystemErrorText.reason(code))" }
     }
 
     /// The open connection; touched only by the thread that made it.
@@ -113,6 +115,11 @@ public struct LogControlService: Service {
         init(bus kind: Bus, busName: String, identifier: String, control: LogLevelControl, logger: Logger) throws(Failure) {
             self.logger = logger
             properties = Properties(identifier: identifier, control: control)
+            // sd_bus_open would find nothing: said without loading libsystemd at all.
+            if case .default = kind, !Self.mayHaveBus() { throw Failure(step: "no bus (sd_bus_open)", code: ENOENT) }
+            if let failure = apphost_sd_bus_load_failure() {
+                throw Failure(step: "sd-bus cannot be loaded", code: ENOSYS, detail: String(cString: failure))
+            }
             var bus: OpaquePointer?
             switch kind {
             case .default:
@@ -154,6 +161,17 @@ public struct LogControlService: Service {
                     throw Failure(step: "the name \(busName) is not ours (sd_bus_request_name; a D-Bus policy must let this user own it, as deploy/dbus/org.apphost.apphostd.conf does for the shipped unit)", code: -r)
                 }
             }
+        }
+
+        /// Whether `sd_bus_open` could find a bus: an address in the environment, or the system
+        /// bus's or the user's bus socket in its place (sd-bus(3)'s search).
+        static func mayHaveBus() -> Bool {
+            for name in ["DBUS_STARTER_ADDRESS", "DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS"] {
+                if let value = getenv(name), value.pointee != 0 { return true }
+            }
+            if access("/run/dbus/system_bus_socket", F_OK) == 0 { return true }
+            if let runtime = getenv("XDG_RUNTIME_DIR"), access(String(cString: runtime) + "/bus", F_OK) == 0 { return true }
+            return false
         }
 
         /// Answers calls until `wake` is woken or the bus goes away.

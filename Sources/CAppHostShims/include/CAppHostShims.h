@@ -121,4 +121,13 @@ typedef int (*apphost_log_control_set)(void *context, const char *property, cons
 /// `sd_bus_slot *`. Returns 0 or -errno.
 int apphost_log_control_add(void *bus, void **slot, void *context, apphost_log_control_get get, apphost_log_control_set set);
 
+/// Why sd-bus cannot be used (libsystemd.so.0 missing or too old), or NULL once it is loaded.
+/// The daemon links no libsystemd: sd-bus's functions load it on first use (sdbus.c), and fail
+/// with -ENOSYS when it cannot be.
+const char *apphost_sd_bus_load_failure(void);
+
+/// libsystemd's `sd_bus_object_vtable_format`, for a vtable built at run time; NULL when
+/// sd-bus cannot be loaded.
+const unsigned *apphost_sd_bus_vtable_format(void);
+
 #endif
