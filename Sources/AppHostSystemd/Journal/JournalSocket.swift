@@ -28,16 +28,17 @@ enum JournalSocket {
     /// not running: `-ENOENT`; a field without `=`: `-EINVAL`).
     static func send(_ fields: [String], to path: String = path) -> Int32 {
         guard let record = encode(fields) else { return -EINVAL }
+        guard let address = NotifySocketAddress(path) else { return -EINVAL }
         let fd = socket
         guard fd >= 0 else { return fd }
-        let sent = withAddress(path) { address, length in
+        let sent = address.withSocketAddress { address, length in
             record.withUnsafeBytes { bytes in
                 apphost_send_with_fds(fd, address, length, bytes.baseAddress, bytes.count, nil, 0)
             }
         }
         guard sent < 0 else { return 0 }
         guard [EMSGSIZE, ENOBUFS, EAGAIN].contains(Int32(-sent)) else { return Int32(sent) }
-        return sendInMemfd(record, socket: fd, to: path)
+        return sendInMemfd(record, socket: fd, to: address)
     }
 
     /// The record's bytes; nil when a field has no `=`.
@@ -62,7 +63,7 @@ enum JournalSocket {
     }
 
     /// The record in a sealed memfd, its descriptor the datagram's only content.
-    private static func sendInMemfd(_ record: [UInt8], socket: Int32, to path: String) -> Int32 {
+    private static func sendInMemfd(_ record: [UInt8], socket: Int32, to address: NotifySocketAddress) -> Int32 {
         let memfd = apphost_memfd_create_sealable("journal-data")
         guard memfd >= 0 else { return memfd }
         defer { close(memfd) }
@@ -78,21 +79,9 @@ enum JournalSocket {
         let sealed = apphost_add_seals(memfd, apphost_complete_seals())
         guard sealed == 0 else { return sealed }
         var descriptor = memfd
-        let sent = withAddress(path) { address, length in
+        let sent = address.withSocketAddress { address, length in
             apphost_send_with_fds(socket, address, length, nil, 0, &descriptor, 1)
         }
         return sent < 0 ? Int32(sent) : 0
-    }
-
-    /// `path` as a `sockaddr_un`.
-    private static func withAddress<Result>(_ path: String, _ body: (UnsafePointer<sockaddr>, UInt32) -> Result) -> Result {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8.prefix(MemoryLayout.size(ofValue: address.sun_path) - 1))
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let length = MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count + 1
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, UInt32(length)) }
-        }
     }
 }

@@ -1,7 +1,7 @@
 import Glibc
 
 /// A `$NOTIFY_SOCKET` value as an AF_UNIX datagram address: a path (`/run/...`) or an abstract
-/// name (`@name`), the two forms systemd 252 uses.
+/// name (`@name`), the two forms systemd 252 uses; also journald's socket (`JournalSocket`).
 struct NotifySocketAddress: Sendable, Equatable {
     /// The bytes of `sun_path` (a leading NUL for abstract names) and the address length.
     let pathBytes: [UInt8]
