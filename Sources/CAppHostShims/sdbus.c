@@ -6,9 +6,10 @@
  * exec about 0.5 ms and every instance 124 KiB of relocated data, bus or no bus. Loaded here,
  * they cost that only where a bus is used, on the thread that uses it.
  *
- * Each function below has sd-bus's own name and prototype, so callers read as sd-bus(3) says.
- * Until the library loads they fail with -ENOSYS (a NULL for the unref calls, which only ever
- * get objects the library made); apphost_sd_bus_load_failure() says why it did not. */
+ * Each function below has sd-bus's own name and prototype, so callers read as sd-bus(3) says,
+ * and hidden visibility, so that no library (libsystemd itself, where a test links it) binds to
+ * them. Until the library loads they fail with -ENOSYS (a NULL for the unref calls, which only
+ * ever get objects the library made); apphost_sd_bus_load_failure() says why it did not. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -81,6 +82,7 @@ static void load(void) {
     if (missing) {
         snprintf(load_failure, sizeof load_failure, "libsystemd.so.0 lacks sd-bus functions (systemd 243 or later is needed)");
         loaded_sd_bus_open = NULL;
+        dlclose(library);
     }
 }
 
@@ -91,6 +93,8 @@ static int loaded(void) {
 }
 
 const char *apphost_sd_bus_load_failure(void) { return loaded() ? NULL : load_failure; }
+
+#pragma GCC visibility push(hidden)
 
 #define FORWARD(type, name, parameters, arguments)                                                          \
     type name parameters { return loaded() ? loaded_##name arguments : -ENOSYS; }
@@ -103,5 +107,7 @@ SD_BUS_POINTER_FUNCTIONS(FORWARD_POINTER)
 void sd_bus_error_free(sd_bus_error *e) {
     if (loaded()) loaded_sd_bus_error_free(e);
 }
+
+#pragma GCC visibility pop
 
 const unsigned *apphost_sd_bus_vtable_format(void) { return loaded() ? loaded_vtable_format : NULL; }

@@ -242,19 +242,58 @@ struct LaunchRecorder: ApplicationService {
         #expect(options.previousExit == .unclean)
     }
 
-    @Test("garbage in both records is refused, naming the record, and both are kept")
-    func garbageInBothRecordsIsRefused() throws {
+    @Test("a record that holds something else than a crash leaves (an edit by hand) is refused, naming it, even beside a good previous one; both are kept")
+    func garbageInTheRecordIsRefused() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        for name in ["launch-state.json", "launch-state.json.previous"] {
-            try Data("{not json".utf8).write(to: URL(fileURLWithPath: directory + "/" + name))
-        }
+        let storage = LaunchStateFiles(directory: directory)
+        _ = try storage.beginLaunch()
+        try storage.makeLaunchDurable()
+        let synced = try String(contentsOfFile: directory + "/launch-state.json.previous", encoding: .utf8)
+        // A new file in the record's place, as an editor saves it.
+        try Data("{not json".utf8).write(to: URL(fileURLWithPath: directory + "/launch-state.json"), options: .atomic)
         #expect {
-            try LaunchStateFiles(directory: directory).beginLaunch()
+            try storage.beginLaunch()
         } throws: { error in
             "\(error)".contains("\(directory)/launch-state.json") && "\(error)".contains("unreadable")
         }
         #expect(try String(contentsOfFile: directory + "/launch-state.json", encoding: .utf8) == "{not json")
-        #expect(try String(contentsOfFile: directory + "/launch-state.json.previous", encoding: .utf8) == "{not json")
+        #expect(try String(contentsOfFile: directory + "/launch-state.json.previous", encoding: .utf8) == synced)
+    }
+
+    @Test("a record a crash left zero-filled (a filesystem that orders no data before its size) goes back to the previous one too")
+    func zeroFilledRecordGoesBackToThePreviousOne() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let storage = LaunchStateFiles(directory: directory)
+        let first = try storage.beginLaunch()
+        try storage.makeLaunchDurable()
+        // The next launch's record (a new file, renamed into place), its data lost.
+        try Data(repeating: 0, count: 127).write(to: URL(fileURLWithPath: directory + "/launch-state.json"), options: .atomic)
+        let next = try storage.beginLaunch()
+        #expect(next.installationID == first.installationID)
+        #expect(next.launchCount == 2)
+        #expect(next.previousExit == .unclean)
+    }
+
+    @Test("a record from before launch-state.json.previous existed (an upgrade): kept as the previous one, synced, before the first launch replaces it")
+    func upgradeKeepsTheRecordFoundAsThePreviousOne() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let storage = LaunchStateFiles(directory: directory)
+        let first = try storage.beginLaunch()
+        _ = try storage.markCleanExit(of: first)
+        // What an older version left: the record alone.
+        #expect(!FileManager.default.fileExists(atPath: directory + "/launch-state.json.previous"))
+        let found = try String(contentsOfFile: directory + "/launch-state.json", encoding: .utf8)
+
+        let second = try storage.beginLaunch()
+        #expect(second.launchCount == 2)
+        #expect(try String(contentsOfFile: directory + "/launch-state.json.previous", encoding: .utf8) == found)
+        // The power goes before the second launch's record reaches the disk: the installation goes on.
+        try Data().write(to: URL(fileURLWithPath: directory + "/launch-state.json"))
+        let third = try storage.beginLaunch()
+        #expect(third.installationID == first.installationID)
+        #expect(third.launchCount == 2)
     }
 }

@@ -98,8 +98,9 @@ final class HookRun: Sendable {
     }
 
     /// Hands the run over at once (terminate during launch): returns the position of the first
-    /// call without a result, if any, and whether it had started (a call the run's task had not
-    /// begun yet is never made).
+    /// call without a result, if any, and whether it had started. A call counts as started once
+    /// the one before it answered, since the run's task goes on to it at once; only the first
+    /// call of a run whose task had not begun is never made.
     func abandon() -> (position: Int, started: Bool)? {
         progress.withLock { progress in
             guard progress.handedOverAt == nil, progress.position < calls.count else { return nil }

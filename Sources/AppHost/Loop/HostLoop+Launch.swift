@@ -246,7 +246,9 @@ extension HostLoop {
             return LaunchFailure(service: name, hook: LifecycleEvent.willFinishLaunching.hookName, reason: .terminated)
         }
         // Both hooks in one run: `didFinishLaunching` follows at once when
-        // `willFinishLaunching` let the launch go on; a terminate in between stops the run.
+        // `willFinishLaunching` let the launch go on. A terminate stops waiting for either, as
+        // for any launch hook; one that comes as the first answers finds the second begun, and
+        // the service gets `willTerminate` once it returns.
         let deadline = services[index].launchDeadline
         let results = await execute(
             [makeCall(index, .willFinishLaunching(options), deadline: deadline), makeCall(index, .didFinishLaunching(options), deadline: deadline)],

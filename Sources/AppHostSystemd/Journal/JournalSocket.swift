@@ -1,5 +1,6 @@
 import CAppHostShims
 import Glibc
+import Synchronization
 
 /// journald's native protocol, spoken directly: one datagram per record to
 /// `/run/systemd/journal/socket`, each field a `KEY=value` line, or, when the value holds a line
@@ -13,23 +14,34 @@ enum JournalSocket {
     /// Where journald listens.
     static let path = "/run/systemd/journal/socket"
 
-    /// The process's socket, or the negative errno that kept it from opening.
-    private static let socket: Int32 = {
+    /// The process's socket once one opened; -1 before (a failed attempt is tried again at
+    /// the next record, as libsystemd does).
+    private static let socket = Atomic<Int32>(-1)
+
+    /// The process's socket, opened at the first record; a negative errno when it cannot be.
+    private static func openSocket() -> Int32 {
+        let open = socket.load(ordering: .acquiring)
+        if open >= 0 { return open }
         let fd = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return -errno }
-        // Room for large records where the kernel allows it (capped at net.core.wmem_max);
-        // past it, the memfd.
+        // Room for large records (past it, the memfd): beyond net.core.wmem_max where the
+        // process may (SO_SNDBUFFORCE, root), else up to it.
         var size: Int32 = 8 << 20
-        _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        return fd
-    }()
+        if setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, socklen_t(MemoryLayout<Int32>.size)) != 0 {
+            _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        let (exchanged, winner) = socket.compareExchange(expected: -1, desired: fd, ordering: .acquiringAndReleasing)
+        if exchanged { return fd }
+        close(fd)
+        return winner
+    }
 
     /// Sends one record of `KEY=value` fields to `path`. Returns 0, or a negative errno (journald
     /// not running: `-ENOENT`; a field without `=`: `-EINVAL`).
     static func send(_ fields: [String], to path: String = path) -> Int32 {
         guard let record = encode(fields) else { return -EINVAL }
         guard let address = NotifySocketAddress(path) else { return -EINVAL }
-        let fd = socket
+        let fd = openSocket()
         guard fd >= 0 else { return fd }
         let sent = address.withSocketAddress { address, length in
             record.withUnsafeBytes { bytes in

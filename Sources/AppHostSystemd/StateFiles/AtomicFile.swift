@@ -24,7 +24,8 @@ package enum AtomicFile {
     /// over `path` and fsyncing the directory. Several files in one directory can share the last
     /// write's directory sync (`syncingDirectory: false` before it): one fsync covers the renames.
     /// `durable: false` skips both fsyncs, for a file that is rewritten from memory anyway (the
-    /// metrics textfile): a reader still never sees a mix.
+    /// metrics textfile) or synced later (`sync(_:)`, the launch record after `READY=1`): a
+    /// reader still never sees a mix.
     package static func write(_ data: [UInt8], to path: String, permissions: mode_t = 0o600, syncingDirectory: Bool = true, durable: Bool = true) throws(Failure) {
         let temporary = path + ".tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, permissions)

@@ -83,6 +83,12 @@ public struct LaunchStateFiles: LaunchStateStorage {
         AtomicFile.removeLeftovers(of: recordPath)
         AtomicFile.removeLeftovers(of: previousRecordPath)
         let (previous, cutShort) = try readRecord()
+        if previous != nil, !cutShort, access(previousRecordPath, F_OK) != 0 {
+            // Nothing synced to fall back to yet (the first launch of a version that keeps
+            // one): the record found becomes it, synced first, before it is replaced.
+            try AtomicFile.sync(recordPath)
+            try AtomicFile.link(recordPath, as: previousRecordPath)
+        }
         let markerFound = cutShort || access(markerPath, F_OK) == 0
         let recorded = takeExitRecord()
         let record = Record(
@@ -118,22 +124,21 @@ public struct LaunchStateFiles: LaunchStateStorage {
 
     /// The record to go on from, and whether the last one was cut short: `launch-state.json`,
     /// or the synced `launch-state.json.previous` when a crash of the machine left the first
-    /// unreadable. Nil for a first launch, also one whose only record a crash left empty.
-    /// - Throws: `ConfigurationError` when neither can be read (garbage written by hand).
+    /// empty or zero-filled (its data never reached the disk). Nil for a first launch, also one
+    /// whose only record a crash cut short.
+    /// - Throws: `ConfigurationError` for a record that holds something else (an edit by hand,
+    ///   a newer format), whatever `.previous` holds: a count that goes back is not a repair.
     func readRecord() throws -> (Record?, cutShort: Bool) {
         guard let bytes = try AtomicFile.read(recordPath) else { return (nil, false) }
-        let failure: Record.FormatError
         do {
             return (try Record(json: bytes), false)
         } catch {
-            failure = error
+            guard bytes.allSatisfy({ $0 == 0 }) else {
+                throw ConfigurationError(file: recordPath, keyPath: "", message: "launch state is unreadable: \(error)", hint: "remove the file to start over as a first launch")
+            }
         }
-        if let kept = try? AtomicFile.read(previousRecordPath), let record = try? Record(json: kept) {
-            return (record, true)
-        }
-        // Only a write a crash interrupted leaves an empty record; nothing of it was on disk.
-        if bytes.isEmpty { return (nil, true) }
-        throw ConfigurationError(file: recordPath, keyPath: "", message: "launch state is unreadable: \(failure)", hint: "remove the file to start over as a first launch")
+        guard let kept = try? AtomicFile.read(previousRecordPath), let record = try? Record(json: kept) else { return (nil, true) }
+        return (record, true)
     }
 
     /// Records that the run ended cleanly by removing the running marker. When the state
