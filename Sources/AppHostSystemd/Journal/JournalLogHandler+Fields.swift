@@ -110,6 +110,6 @@ extension JournalLogHandler {
 
     /// Sends one record to journald (`JournalSocket`). Returns 0, or a negative errno.
     static func sendToJournal(_ fields: [String]) -> Int32 {
-        JournalSocket.send(fields)
+        JournalSocket.shared.send(fields)
     }
 }

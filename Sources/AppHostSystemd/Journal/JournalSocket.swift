@@ -1,56 +1,61 @@
-import CAppHostShims
 import Glibc
 import Synchronization
+import SystemPackage
 
 /// journald's native protocol, spoken directly: one datagram per record to
 /// `/run/systemd/journal/socket`, each field a `KEY=value` line, or, when the value holds a line
 /// break, `KEY`, a line break, the value's length as 64-bit little endian, the value and a line
 /// break. A record too large for a datagram goes in a sealed memfd passed along instead
-/// (SCM_RIGHTS), as `sd_journal_sendv` does. One socket serves the process.
+/// (SCM_RIGHTS), as `sd_journal_sendv` does. One socket serves the process (`shared`).
 ///
 /// Not libsystemd's `sd_journal_sendv`: loading libsystemd and the six libraries it pulls in costs
 /// every start about 0.5 ms and every instance 124 KiB, and only sd-bus still needs it.
-enum JournalSocket {
-    /// Where journald listens.
-    static let path = "/run/systemd/journal/socket"
+final class JournalSocket: Sendable {
+    /// The process's, to journald.
+    static let shared = JournalSocket(path: JournalLogHandler.journalSocketPath)
 
-    /// The process's socket once one opened; -1 before (a failed attempt is tried again at
-    /// the next record, as libsystemd does).
-    private static let socket = Atomic<Int32>(-1)
+    /// journald's socket; nil when the path cannot be an AF_UNIX address.
+    let address: NotifySocketAddress?
+    /// Opened at the first record; a failed attempt is tried again at the next, as libsystemd does.
+    private let socket = Mutex<NotifyDatagramSocket?>(nil)
 
-    /// The process's socket, opened at the first record; a negative errno when it cannot be.
-    private static func openSocket() -> Int32 {
-        let open = socket.load(ordering: .acquiring)
-        if open >= 0 { return open }
-        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return -errno }
-        // Room for large records (past it, the memfd): beyond net.core.wmem_max where the
-        // process may (SO_SNDBUFFORCE, root), else up to it.
-        var size: Int32 = 8 << 20
-        if setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, socklen_t(MemoryLayout<Int32>.size)) != 0 {
-            _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        let (exchanged, winner) = socket.compareExchange(expected: -1, desired: fd, ordering: .acquiringAndReleasing)
-        if exchanged { return fd }
-        close(fd)
-        return winner
+    /// A socket for the journal at `path`, opened when first used.
+    init(path: String) {
+        address = NotifySocketAddress(path)
     }
 
-    /// Sends one record of `KEY=value` fields to `path`. Returns 0, or a negative errno (journald
-    /// not running: `-ENOENT`; a field without `=`: `-EINVAL`).
-    static func send(_ fields: [String], to path: String = path) -> Int32 {
-        guard let record = encode(fields) else { return -EINVAL }
-        guard let address = NotifySocketAddress(path) else { return -EINVAL }
-        let fd = openSocket()
-        guard fd >= 0 else { return fd }
-        let sent = address.withSocketAddress { address, length in
-            record.withUnsafeBytes { bytes in
-                apphost_send_with_fds(fd, address, length, bytes.baseAddress, bytes.count, nil, 0)
+    /// Sends one record of `KEY=value` fields. Returns 0, or a negative errno (journald not
+    /// running: `-ENOENT`; a field without `=`: `-EINVAL`).
+    func send(_ fields: [String]) -> Int32 {
+        guard let record = Self.encode(fields), let address else { return -EINVAL }
+        do throws(Errno) {
+            let datagrams = try opened(to: address)
+            do {
+                try datagrams.send(record)
+            } catch {
+                guard error == .messageTooLong || error == .noBufferSpace || error == .resourceTemporarilyUnavailable else { throw error }
+                try Self.sendInMemoryFile(record, through: datagrams)
+            }
+            return 0
+        } catch {
+            return -error.rawValue
+        }
+    }
+
+    /// The socket, opened now if no attempt succeeded yet; room for large records (8 MiB),
+    /// past it the memfd.
+    private func opened(to address: NotifySocketAddress) throws(Errno) -> NotifyDatagramSocket {
+        let made: Result<NotifyDatagramSocket, Errno> = socket.withLock { socket in
+            if let socket { return .success(socket) }
+            do throws(Errno) {
+                let opened = try NotifyDatagramSocket(address: address, sendBuffer: 8 << 20)
+                socket = opened
+                return .success(opened)
+            } catch {
+                return .failure(error)
             }
         }
-        guard sent < 0 else { return 0 }
-        guard [EMSGSIZE, ENOBUFS, EAGAIN].contains(Int32(-sent)) else { return Int32(sent) }
-        return sendInMemfd(record, socket: fd, to: address)
+        return try made.get()
     }
 
     /// The record's bytes; nil when a field has no `=`.
@@ -75,25 +80,15 @@ enum JournalSocket {
     }
 
     /// The record in a sealed memfd, its descriptor the datagram's only content.
-    private static func sendInMemfd(_ record: [UInt8], socket: Int32, to address: NotifySocketAddress) -> Int32 {
-        let memfd = apphost_memfd_create_sealable("journal-data")
-        guard memfd >= 0 else { return memfd }
-        defer { close(memfd) }
-        var offset = 0
-        while offset < record.count {
-            let written = record.withUnsafeBytes { write(memfd, $0.baseAddress! + offset, record.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return -errno
-            }
-            offset += written
+    private static func sendInMemoryFile(_ record: [UInt8], through datagrams: NotifyDatagramSocket) throws(Errno) {
+        let memory = try FileDescriptor.sealableMemoryFile(named: "journal-data")
+        defer { try? memory.close() }
+        do {
+            _ = try memory.writeAll(record)
+        } catch {
+            throw error as? Errno ?? .ioError
         }
-        let sealed = apphost_add_seals(memfd, apphost_complete_seals())
-        guard sealed == 0 else { return sealed }
-        var descriptor = memfd
-        let sent = address.withSocketAddress { address, length in
-            apphost_send_with_fds(socket, address, length, nil, 0, &descriptor, 1)
-        }
-        return sent < 0 ? Int32(sent) : 0
+        try memory.addSeals(FileDescriptor.completeSeals)
+        try datagrams.send([], passing: memory)
     }
 }

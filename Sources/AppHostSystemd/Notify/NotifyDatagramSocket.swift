@@ -12,11 +12,15 @@ final class NotifyDatagramSocket: Sendable {
     let address: NotifySocketAddress
     private let socket: FileDescriptor
 
-    /// A socket for `address`.
+    /// A socket for `address`, with room for datagrams of `sendBuffer` bytes if given (beyond
+    /// `net.core.wmem_max` where the process may: `SO_SNDBUFFORCE`, else up to it).
     /// - Throws: the errno of `socket(2)`.
-    init(address: NotifySocketAddress) throws(Errno) {
+    init(address: NotifySocketAddress, sendBuffer: Int32? = nil) throws(Errno) {
         let fd = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Errno(rawValue: errno) }
+        if var size = sendBuffer, setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, socklen_t(MemoryLayout<Int32>.size)) != 0 {
+            _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         self.address = address
         self.socket = FileDescriptor(rawValue: fd)
     }

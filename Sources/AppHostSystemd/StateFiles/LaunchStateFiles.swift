@@ -86,8 +86,7 @@ public struct LaunchStateFiles: LaunchStateStorage {
         if previous != nil, !cutShort, access(previousRecordPath, F_OK) != 0 {
             // Nothing synced to fall back to yet (the first launch of a version that keeps
             // one): the record found becomes it, synced first, before it is replaced.
-            try AtomicFile.sync(recordPath)
-            try AtomicFile.link(recordPath, as: previousRecordPath)
+            try keepRecordAsPrevious()
         }
         let markerFound = cutShort || access(markerPath, F_OK) == 0
         let recorded = takeExitRecord()
@@ -117,9 +116,14 @@ public struct LaunchStateFiles: LaunchStateStorage {
     /// state directory, which makes the rest durable at once: the record's rename, the marker
     /// and the taken exit record's removal.
     public func makeLaunchDurable() throws {
+        try keepRecordAsPrevious()
+        try AtomicFile.syncDirectoryReportingFailure(of: recordPath)
+    }
+
+    /// Syncs the record and names it `launch-state.json.previous`: the one to fall back to.
+    private func keepRecordAsPrevious() throws {
         try AtomicFile.sync(recordPath)
         try AtomicFile.link(recordPath, as: previousRecordPath)
-        try AtomicFile.syncDirectoryReportingFailure(of: recordPath)
     }
 
     /// The record to go on from, and whether the last one was cut short: `launch-state.json`,
