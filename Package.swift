@@ -29,9 +29,9 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // sd-bus's header (log control, desktop notifications), not its library: CAppHostShims
-        // loads libsystemd on first use. The notify and journal protocols are spoken directly
-        // (SystemdNotifier, JournalSocket).
+        // sd-bus, for the tests' stand-ins only (a notification server, sd_notify's own reading of
+        // the protocol): the daemon speaks the notify, journal and D-Bus protocols itself
+        // (SystemdNotifier, JournalSocket, BusConnection) and links no libsystemd.
         .systemLibrary(
             name: "CSystemd",
             providers: [.apt(["libsystemd-dev"])]
@@ -43,7 +43,6 @@ let package = Package(
             providers: [.apt(["libyaml-dev"])]
         ),
         // What Glibc's Swift module lacks: signalfd, SIGRTMIN, malloc_trim, pthread_sigmask helpers.
-        // sd-bus is loaded on first use (sdbus.c): the daemon links no libsystemd.
         .target(name: "CAppHostShims"),
         // Linked into the daemon only: blocks the lifecycle signals before any thread exists.
         .target(name: "CApphostdPrelude", dependencies: ["CAppHostShims"]),
@@ -60,7 +59,6 @@ let package = Package(
             name: "AppHostSystemd",
             dependencies: [
                 "AppHost",
-                "CSystemd",
                 "CAppHostShims",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
@@ -75,7 +73,6 @@ let package = Package(
                 "AppHost",
                 "AppHostSystemd",
                 "CAppHostShims",
-                "CSystemd",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),

@@ -100,7 +100,7 @@ struct LogControlServiceTests {
         }
     }
 
-    @Test("an unprivileged caller may read but not write: sd-bus refuses it before the daemon sees the value")
+    @Test("an unprivileged caller may read but not write: the write is refused before the value is read")
     func anUnprivilegedCallerIsRefused() async throws {
         let control = LogLevelControl(level: .info)
         try await withService(control: control) { (address: String) async throws in
@@ -109,6 +109,24 @@ struct LogControlServiceTests {
             #expect(write.status != 0)
             #expect(write.output.localizedCaseInsensitiveContains("access denied") || write.output.contains("AccessDenied"), "\(write.output)")
             #expect(control.level == .info)
+        }
+    }
+
+    @Test("busctl finds the object as it finds systemd's: its tree, its introspection, GetAll and Ping")
+    func busctlFindsTheObject() async throws {
+        let control = LogLevelControl(level: .warning)
+        try await withService(control: control) { (address: String) async throws in
+            let tree = try Self.busctl(["tree", "--list", Self.name], address: address)
+            #expect(tree.status == 0 && tree.output.contains("/org/freedesktop/LogControl1"), "\(tree.output)")
+            let introspection = try Self.busctl(["introspect", Self.name, "/org/freedesktop/LogControl1"], address: address)
+            #expect(introspection.status == 0, "\(introspection.output)")
+            #expect(introspection.output.contains(".LogLevel") && introspection.output.contains("writable"), "\(introspection.output)")
+            #expect(introspection.output.contains(".SyslogIdentifier") && introspection.output.contains("const"), "\(introspection.output)")
+            let all = try Self.busctl(["call", Self.name, "/org/freedesktop/LogControl1", "org.freedesktop.DBus.Properties", "GetAll", "s", "org.freedesktop.LogControl1"], address: address)
+            #expect(all.output == #"a{sv} 3 "LogLevel" s "warning" "LogTarget" s "auto" "SyslogIdentifier" s "logtest""#, "\(all.output)")
+            #expect(try Self.busctl(["call", Self.name, "/org/freedesktop/LogControl1", "org.freedesktop.DBus.Peer", "Ping"], address: address).status == 0)
+            let elsewhere = try Self.busctl(["get-property", Self.name, "/elsewhere", "org.freedesktop.LogControl1", "LogLevel"], address: address)
+            #expect(elsewhere.status != 0 && elsewhere.output.contains("Unknown object"), "\(elsewhere.output)")
         }
     }
 

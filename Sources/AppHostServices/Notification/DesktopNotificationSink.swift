@@ -2,14 +2,11 @@
 import Glibc
 #endif
 import AppHostSystemd
-import CAppHostShims
-import CSystemd
 import Dispatch
 
-/// Sends freedesktop notifications (`org.freedesktop.Notifications.Notify`) over the session bus
-/// with sd-bus.
+/// Sends freedesktop notifications (`org.freedesktop.Notifications.Notify`) over the session bus.
 ///
-/// sd-bus calls block, so they run on a serial dispatch queue of the sink's own (never on the
+/// Bus calls block, so they run on a serial dispatch queue of the sink's own (never on the
 /// concurrency pool, never on the host's path); the connection lives on that queue and is made
 /// again after a failure.
 final class DesktopNotificationSink: NotificationSink {
@@ -21,16 +18,12 @@ final class DesktopNotificationSink: NotificationSink {
     let callTimeout: Duration
     private let queue = DispatchQueue(label: "apphostd.notification.dbus")
     /// The connection; only touched on `queue` (and in deinit, when nothing else can).
-    nonisolated(unsafe) private var connection: OpaquePointer?
+    nonisolated(unsafe) private var connection: BusConnection?
 
     init(address: String?, appName: String, callTimeout: Duration = .seconds(5)) {
         self.address = address
         self.appName = appName
         self.callTimeout = callTimeout
-    }
-
-    deinit {
-        if let connection { sd_bus_flush_close_unref(connection) }
     }
 
     var name: String { "desktop" }
@@ -81,82 +74,39 @@ final class DesktopNotificationSink: NotificationSink {
 
     private func send(_ notification: LocalNotification) throws(DesktopNotificationError) {
         let bus = try connected()
+        // Signature susssasa{sv}i: app_name, replaces_id, app_icon, summary, body, actions, hints, expire_timeout.
+        var arguments = BusWriter()
+        arguments.string(appName)
+        arguments.uint32(0)
+        arguments.string("")
+        arguments.string(notification.title)
+        arguments.string(notification.body)
+        arguments.array(elementAlignment: 4) { _ in }
+        arguments.array(elementAlignment: 8) { _ in }
+        arguments.int32(-1)
+        let notify = BusMessage.call(
+            destination: "org.freedesktop.Notifications", path: "/org/freedesktop/Notifications",
+            interface: "org.freedesktop.Notifications", member: "Notify", signature: "susssasa{sv}i", body: arguments.bytes
+        )
         do {
-            try call(bus, notification)
+            _ = try bus.call(notify, step: "Notify", until: .now + callTimeout)
         } catch {
             // Start over with a fresh connection next time: the bus may have gone away.
             connection = nil
-            sd_bus_flush_close_unref(bus)
-            throw error
+            bus.close()
+            throw DesktopNotificationError(step: "Notify", message: "\(error)")
         }
     }
 
-    private func connected() throws(DesktopNotificationError) -> OpaquePointer {
+    private func connected() throws(DesktopNotificationError) -> BusConnection {
         if let connection { return connection }
         guard let address else { throw DesktopNotificationError(step: "connect", message: "no session bus") }
-        if let failure = apphost_sd_bus_load_failure() {
-            throw DesktopNotificationError(step: "sd-bus", message: String(cString: failure))
+        do {
+            let bus = try BusConnection(address: BusAddress(address, isUserBus: true), timeout: callTimeout)
+            connection = bus
+            return bus
+        } catch {
+            throw DesktopNotificationError(step: "connect to \(address)", message: "\(error)")
         }
-        var bus: OpaquePointer?
-        var result = sd_bus_new(&bus)
-        guard result >= 0, let bus else { throw DesktopNotificationError(step: "sd_bus_new", code: result) }
-        result = sd_bus_set_address(bus, address)
-        if result >= 0 { result = sd_bus_set_bus_client(bus, 1) }
-        if result >= 0 { result = sd_bus_start(bus) }
-        guard result >= 0 else {
-            sd_bus_unref(bus)
-            throw DesktopNotificationError(step: "connect to \(address)", code: result)
-        }
-        connection = bus
-        return bus
-    }
-
-    private func call(_ bus: OpaquePointer, _ notification: LocalNotification) throws(DesktopNotificationError) {
-        var message: OpaquePointer?
-        var result = sd_bus_message_new_method_call(
-            bus, &message, "org.freedesktop.Notifications", "/org/freedesktop/Notifications",
-            "org.freedesktop.Notifications", "Notify"
-        )
-        guard result >= 0, let message else { throw DesktopNotificationError(step: "new method call", code: result) }
-        defer { sd_bus_message_unref(message) }
-        // Signature susssasa{sv}i: app_name, replaces_id, app_icon, summary, body, actions, hints, expire_timeout.
-        var replacesID: UInt32 = 0
-        var expireTimeout: Int32 = -1
-        let steps: [() -> Int32] = [
-            { Self.appendString(message, self.appName) },
-            { sd_bus_message_append_basic(message, Self.type("u"), &replacesID) },
-            { Self.appendString(message, "") },
-            { Self.appendString(message, notification.title) },
-            { Self.appendString(message, notification.body) },
-            { sd_bus_message_open_container(message, Self.type("a"), "s") },
-            { sd_bus_message_close_container(message) },
-            { sd_bus_message_open_container(message, Self.type("a"), "{sv}") },
-            { sd_bus_message_close_container(message) },
-            { sd_bus_message_append_basic(message, Self.type("i"), &expireTimeout) },
-        ]
-        for step in steps {
-            result = step()
-            guard result >= 0 else { throw DesktopNotificationError(step: "build Notify", code: result) }
-        }
-        var error = sd_bus_error()
-        defer { sd_bus_error_free(&error) }
-        var reply: OpaquePointer?
-        result = sd_bus_call(bus, message, UInt64(max(1, callTimeout.microseconds)), &error, &reply)
-        defer { if let reply { sd_bus_message_unref(reply) } }
-        guard result >= 0 else {
-            if let name = error.name {
-                let detail = error.message.map { String(cString: $0) } ?? ""
-                throw DesktopNotificationError(step: "Notify", message: "\(String(cString: name)): \(detail)")
-            }
-            throw DesktopNotificationError(step: "Notify", code: result)
-        }
-    }
-
-    private static func appendString(_ message: OpaquePointer, _ text: String) -> Int32 {
-        text.withCString { sd_bus_message_append_basic(message, type("s"), $0) }
-    }
-
-    private static func type(_ code: Unicode.Scalar) -> CChar {
-        CChar(truncatingIfNeeded: code.value)
     }
 }

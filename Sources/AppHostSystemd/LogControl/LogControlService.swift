@@ -1,8 +1,7 @@
-import CAppHostShims
-import CSystemd
 import Glibc
 import Logging
 import ServiceLifecycle
+import SystemPackage
 
 /// `org.freedesktop.LogControl1` on the bus, as systemd's own daemons have it, so that
 /// `systemctl service-log-level UNIT [LEVEL]` and `systemctl service-log-target UNIT [TARGET]`
@@ -84,7 +83,7 @@ public struct LogControlService: Service {
                 connection.serve(until: wake)
                 connection.close()
             }
-            if started != 0 { opening.resume(returning: .failure(Failure(step: "no thread for the bus", code: started))) }
+            if started != 0 { opening.resume(returning: .failure(Failure("no thread for the bus: \(SystemErrorText.reason(started))"))) }
         }
         if case .failure(let failure) = opened {
             logger.notice("log control unavailable (systemctl service-log-level cannot reach this daemon): \(failure)")
@@ -98,161 +97,100 @@ public struct LogControlService: Service {
 
     /// Why the bus or the name cannot be had.
     struct Failure: Error, CustomStringConvertible {
-        let step: String
-        let code: Int32
-        /// Said instead of the errno's text (the loader's own reason).
-        var detail: String? = nil
-        var description: String { "\(step): \(detail ?? SystemErrorText.reason(code))" }
+        let description: String
+
+        init(_ description: String) {
+            self.description = description
+        }
+
+        init(_ error: BusError, busName: String) {
+            switch error {
+            case .ended:
+                // dbus-daemon drops a connection whose uid it cannot resolve: a DynamicUser=.
+                description = "\(error) (dbus-daemon cannot resolve a DynamicUser='s uid: run as a system user, as the shipped unit does)"
+            case .replied(let name, _) where name == "org.freedesktop.DBus.Error.AccessDenied":
+                description = "the name \(busName) is not ours (\(error); a D-Bus policy must let this user own it, as deploy/dbus/org.apphost.apphostd.conf does for the shipped unit)"
+            default:
+                description = "\(error)"
+            }
+        }
     }
 
     /// The open connection; touched only by the thread that made it.
     final class Connection {
-        private var bus: OpaquePointer?
-        private var slot: UnsafeMutableRawPointer?
-        private let properties: Properties
+        private let bus: BusConnection
+        private let object: LogControlObject
         private let logger: Logger
+        /// Writes waiting for their caller's uid, by the serial of the query that asks for it.
+        private var writesAwaitingCaller: [UInt32: BusMessage] = [:]
 
+        /// Connects, then owns `busName`, within 25 seconds (sd-bus's call timeout).
         init(bus kind: Bus, busName: String, identifier: String, control: LogLevelControl, logger: Logger) throws(Failure) {
             self.logger = logger
-            properties = Properties(identifier: identifier, control: control)
-            // sd_bus_open would find nothing: said without loading libsystemd at all.
-            if case .default = kind, !Self.mayHaveBus() { throw Failure(step: "no bus (sd_bus_open)", code: ENOENT) }
-            if let failure = apphost_sd_bus_load_failure() {
-                throw Failure(step: "sd-bus cannot be loaded", code: ENOSYS, detail: String(cString: failure))
-            }
-            var bus: OpaquePointer?
-            switch kind {
-            case .default:
-                let r = sd_bus_open(&bus)
-                guard r >= 0 else { throw Failure(step: "no bus (sd_bus_open)", code: -r) }
-            case .address(let address):
-                var r = sd_bus_new(&bus)
-                if r >= 0 { r = sd_bus_set_address(bus, address) }
-                if r >= 0 { r = sd_bus_set_bus_client(bus, 1) }
-                if r >= 0 { r = sd_bus_start(bus) }
-                guard r >= 0 else {
-                    sd_bus_unref(bus)
-                    throw Failure(step: "no bus at \(address)", code: -r)
+            let deadline = ContinuousClock.now + .seconds(25)
+            let owner: UInt32
+            do throws(BusError) {
+                let address = switch kind {
+                case .default: try BusAddress.processDefault(environment: ProcessEnvironment.current, cgroupPath: OwnCgroup.path())
+                case .address(let text): try BusAddress(text)
                 }
+                bus = try BusConnection(address: address, timeout: .seconds(25))
+                object = LogControlObject(identifier: identifier, control: control, trustsEveryCaller: address.isUserBus, ownUID: geteuid())
+                owner = try bus.requestName(busName, until: deadline)
+            } catch {
+                throw Failure(error, busName: busName)
             }
-            self.bus = bus
-            var slot: UnsafeMutableRawPointer?
-            let context = Unmanaged.passUnretained(properties).toOpaque()
-            var r = apphost_log_control_add(UnsafeMutableRawPointer(bus), &slot, context, { context, property in
-                Unmanaged<Properties>.fromOpaque(context!).takeUnretainedValue().value(of: String(cString: property!))
-            }, { context, property, value in
-                Unmanaged<Properties>.fromOpaque(context!).takeUnretainedValue().set(String(cString: property!), to: String(cString: value!))
-            })
-            guard r >= 0 else {
-                close()
-                throw Failure(step: "org.freedesktop.LogControl1 not added", code: -r)
+            switch owner {
+            case 1, 4: break
+            case 3: throw Failure("another process owns \(busName)")
+            case let code: throw Failure("the name \(busName) is not ours (RequestName answered \(code))")
             }
-            self.slot = slot
-            r = sd_bus_request_name(bus, busName, 0)
-            guard r >= 0 else {
-                close()
-                switch -r {
-                case ENOTCONN, ECONNRESET:
-                    // dbus-daemon drops a connection whose uid it cannot resolve: a DynamicUser=.
-                    throw Failure(step: "the bus dropped the connection (dbus-daemon cannot resolve a DynamicUser='s uid: run as a system user, as the shipped unit does)", code: -r)
-                case EEXIST:
-                    throw Failure(step: "another process owns \(busName)", code: -r)
-                default:
-                    throw Failure(step: "the name \(busName) is not ours (sd_bus_request_name; a D-Bus policy must let this user own it, as deploy/dbus/org.apphost.apphostd.conf does for the shipped unit)", code: -r)
-                }
-            }
-        }
-
-        /// Whether `sd_bus_open` could find a bus: an address in the environment, or the system
-        /// bus's or the user's bus socket in its place (sd-bus(3)'s search).
-        static func mayHaveBus() -> Bool {
-            for name in ["DBUS_STARTER_ADDRESS", "DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS"] {
-                if let value = getenv(name), value.pointee != 0 { return true }
-            }
-            if access("/run/dbus/system_bus_socket", F_OK) == 0 { return true }
-            if let runtime = getenv("XDG_RUNTIME_DIR"), access(String(cString: runtime) + "/bus", F_OK) == 0 { return true }
-            return false
         }
 
         /// Answers calls until `wake` is woken or the bus goes away.
         func serve(until wake: WakeEventFD) {
-            while let bus {
-                var r: Int32
-                repeat { r = sd_bus_process(bus, nil) } while r > 0
-                if r < 0 {
-                    logger.notice("log control: the bus connection ended: \(SystemErrorText.reason(-r))")
-                    return
+            do throws(BusError) {
+                while true {
+                    while let message = try bus.nextMessage() { try handle(message) }
+                    var descriptors = [
+                        pollfd(fd: bus.fileDescriptor, events: Int16(POLLIN), revents: 0),
+                        pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0),
+                    ]
+                    if poll(&descriptors, nfds_t(descriptors.count), -1) < 0, errno != EINTR {
+                        throw BusError.system(step: "poll", Errno(rawValue: errno))
+                    }
+                    if descriptors[1].revents != 0 { return }
+                    if descriptors[0].revents != 0 { try bus.receiveAvailable() }
                 }
-                _ = sd_bus_flush(bus)
-                var fds = [
-                    pollfd(fd: sd_bus_get_fd(bus), events: Int16(truncatingIfNeeded: sd_bus_get_events(bus)), revents: 0),
-                    pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0),
-                ]
-                var timeout: UInt64 = 0
-                let milliseconds: Int32 = sd_bus_get_timeout(bus, &timeout) > 0 && timeout != UInt64.max
-                    ? Int32(clamping: (timeout &- min(timeout, Self.monotonicMicroseconds())) / 1000 + 1)
-                    : -1
-                if poll(&fds, nfds_t(fds.count), milliseconds) < 0, errno != EINTR { return }
-                if fds[1].revents != 0 { return }
+            } catch {
+                logger.notice("log control: the bus connection ended: \(error)")
             }
         }
 
-        private static func monotonicMicroseconds() -> UInt64 {
-            var now = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &now)
-            return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+        private func handle(_ message: BusMessage) throws(BusError) {
+            if let serial = message.replySerial, let write = writesAwaitingCaller.removeValue(forKey: serial) {
+                var reader = message.bodyReader
+                let uid = message.kind == .methodReturn ? try? reader.uint32() : nil
+                if let reply = object.complete(write, callerUID: uid) { try bus.send(reply) }
+                return
+            }
+            switch object.handle(message) {
+            case .reply(let reply):
+                try bus.send(reply)
+            case .askCallerUID(let write):
+                writesAwaitingCaller[try bus.send(LogControlObject.callerUIDQuery(for: write))] = write
+            case .none:
+                break
+            }
         }
 
         func close() {
-            if let slot { sd_bus_slot_unref(OpaquePointer(slot)) }
-            slot = nil
-            if let bus { sd_bus_flush_close_unref(bus) }
-            bus = nil
+            bus.close()
         }
     }
 
-    /// The properties' values, as systemd spells them; the C side holds the returned text until
-    /// its next call.
-    final class Properties {
-        let identifier: String
-        let control: LogLevelControl
-        private var text: UnsafeMutablePointer<CChar>?
-
-        init(identifier: String, control: LogLevelControl) {
-            self.identifier = identifier
-            self.control = control
-        }
-
-        deinit {
-            free(text)
-        }
-
-        func value(of property: String) -> UnsafePointer<CChar>? {
-            let value: String
-            switch property {
-            case "LogLevel": value = Self.systemdName(of: control.level)
-            case "LogTarget": value = control.target.rawValue
-            default: value = identifier
-            }
-            free(text)
-            text = strdup(value)
-            return UnsafePointer(text)
-        }
-
-        func set(_ property: String, to value: String) -> Int32 {
-            switch property {
-            case "LogLevel":
-                guard let level = Self.level(systemdName: value) else { return -EINVAL }
-                control.level = level
-            case "LogTarget":
-                guard let target = LogLevelControl.Target(rawValue: value) else { return -EINVAL }
-                control.target = target
-            default:
-                return -EINVAL
-            }
-            return 0
-        }
-
+    /// systemd's names for log levels.
+    enum Properties {
         /// systemd's name of a swift-log level (`trace` has none: `debug`).
         static func systemdName(of level: Logger.Level) -> String {
             switch level {

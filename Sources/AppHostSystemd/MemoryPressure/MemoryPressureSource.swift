@@ -176,14 +176,9 @@ public final class MemoryPressureSource: Sendable {
     /// `/sys/fs/cgroup/<path>/memory.pressure` from the "0::/path" line of /proc/self/cgroup when
     /// that file exists (cgroup v2 mounted at /sys/fs/cgroup); nil on v1 or hybrid hierarchies.
     static func ownCgroupPressureFile(cgroupFile: String = "/proc/self/cgroup") -> String? {
-        guard let bytes = try? AtomicFile.read(cgroupFile) else { return nil }
-        let text = String(decoding: bytes, as: UTF8.self)
-        for line in text.split(separator: "\n") where line.hasPrefix("0::") {
-            let path = line.dropFirst(3)
-            let file = "/sys/fs/cgroup" + (path == "/" ? "" : path) + "/memory.pressure"
-            return access(file, F_OK) == 0 ? file : nil
-        }
-        return nil
+        guard let path = OwnCgroup.path(cgroupFile: cgroupFile) else { return nil }
+        let file = "/sys/fs/cgroup" + (path == "/" ? "" : path) + "/memory.pressure"
+        return access(file, F_OK) == 0 ? file : nil
     }
 
     /// The endpoints' client of the loop; touched only on the loop's thread.

@@ -107,27 +107,4 @@ long apphost_receive_with_fds(int socket, void *data, size_t size, int *fds, int
 /// at the first that is not). 0 when they are another process's or a value is not a count.
 int apphost_claim_listen_fds(const char *listen_pid, const char *listen_fds, pid_t self, int first);
 
-/// What org.freedesktop.LogControl1 asks of its owner: `get` returns the property's value
-/// (valid until the next call from the same bus), `set` applies one and returns 0, or -EINVAL for
-/// a value it does not take. `property` is "LogLevel", "LogTarget" or "SyslogIdentifier".
-typedef const char *(*apphost_log_control_get)(void *context, const char *property);
-typedef int (*apphost_log_control_set)(void *context, const char *property, const char *value);
-
-/// Adds org.freedesktop.LogControl1 at /org/freedesktop/LogControl1 on `bus` (an `sd_bus *`, as
-/// void so that this header names nothing of sd-bus): `LogLevel` and `LogTarget` read-write,
-/// `SyslogIdentifier` read-only, all "s", as systemd's own daemons have them. Writes need the
-/// caller's privilege, which sd-bus checks itself (CAP_SYS_ADMIN, or the same or root uid;
-/// anyone on a user bus): the vtable leaves out SD_BUS_VTABLE_UNPRIVILEGED. `slot` gets an
-/// `sd_bus_slot *`. Returns 0 or -errno.
-int apphost_log_control_add(void *bus, void **slot, void *context, apphost_log_control_get get, apphost_log_control_set set);
-
-/// Why sd-bus cannot be used (libsystemd.so.0 missing or too old), or NULL once it is loaded.
-/// The daemon links no libsystemd: sd-bus's functions load it on first use (sdbus.c), and fail
-/// with -ENOSYS when it cannot be.
-const char *apphost_sd_bus_load_failure(void);
-
-/// libsystemd's `sd_bus_object_vtable_format`, for a vtable built at run time; NULL when
-/// sd-bus cannot be loaded.
-const unsigned *apphost_sd_bus_vtable_format(void);
-
 #endif
