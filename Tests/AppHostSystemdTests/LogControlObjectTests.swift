@@ -46,6 +46,13 @@ import Testing
         #expect(control.level == .info)
     }
 
+    @Test("a value of the wrong type is refused before the caller is asked for, as sd-bus orders its checks")
+    func theTypeIsCheckedFirst() {
+        let object = LogControlObject(identifier: "x", control: LogLevelControl(level: .info), trustsEveryCaller: false, ownUID: 0)
+        let wrongType = Self.call("Set", signature: "ssv") { $0.string(LogControlObject.interface); $0.string("LogLevel"); $0.variant("u") { $0.uint32(7) } }
+        #expect(Self.reply(object.handle(wrongType))?.errorMessage == "Incorrect parameters for property 'LogLevel', expected 's', got 'u'.")
+    }
+
     @Test("on a user's bus a write applies at once")
     func aUserBusTrustsItsCallers() {
         let control = LogLevelControl(level: .info)
@@ -77,14 +84,16 @@ import Testing
         #expect(Self.reply(object.handle(Self.call("Get", signature: "ss", path: "/elsewhere") { $0.string(""); $0.string("LogLevel") }))?.errorName == "org.freedesktop.DBus.Error.UnknownObject")
         #expect(Self.reply(object.handle(Self.call("Frobnicate")))?.errorName == "org.freedesktop.DBus.Error.UnknownMethod")
         #expect(Self.reply(object.handle(Self.call("Get", signature: "s") { $0.string("") }))?.errorName == "org.freedesktop.DBus.Error.InvalidArgs")
-        let wrongType = Self.call("Set", signature: "ssv") { $0.string(""); $0.string("LogLevel"); $0.variant("u") { $0.uint32(7) } }
+        let wrongType = Self.call("Set", signature: "ssv") { $0.string(LogControlObject.interface); $0.string("LogLevel"); $0.variant("u") { $0.uint32(7) } }
         #expect(Self.reply(object.handle(wrongType))?.errorName == "org.freedesktop.DBus.Error.InvalidArgs")
+        #expect(Self.reply(object.handle(Self.call("GetAll", signature: "s") { $0.string("org.example.Other") }))?.errorName == "org.freedesktop.DBus.Error.UnknownInterface")
+        #expect(Self.reply(object.handle(Self.call("Get", signature: "ss") { $0.string(""); $0.string("LogLevel") }))?.errorName == "org.freedesktop.DBus.Error.UnknownProperty", "as sd-bus: Get names its interface")
     }
 
     @Test("a call that wants no reply gets none")
     func noReplyExpected() {
         let object = LogControlObject(identifier: "x", control: LogLevelControl(level: .info), trustsEveryCaller: true, ownUID: 0)
-        var call = Self.call("Get", signature: "ss") { $0.string(""); $0.string("LogLevel") }
+        var call = Self.call("Get", signature: "ss") { $0.string(LogControlObject.interface); $0.string("LogLevel") }
         call.flags = BusMessage.noReplyExpected
         #expect(object.handle(call) == .none)
     }

@@ -130,6 +130,17 @@ struct LogControlServiceTests {
         }
     }
 
+    @Test("a call longer than the daemon reads (1 MiB) is skipped unread, and the connection serves the next one")
+    func anOversizedCallIsSkipped() async throws {
+        let control = LogLevelControl(level: .notice)
+        try await withService(control: control) { (address: String) async throws in
+            let chunk = String(repeating: "x", count: 100_000)
+            let big = try Self.busctl(["call", "--expect-reply=no", Self.name, "/org/freedesktop/LogControl1", "org.freedesktop.DBus.Properties", "Get", "as", "12"] + Array(repeating: chunk, count: 12), address: address)
+            #expect(big.status == 0, "\(big.output)")
+            #expect(try Self.property("LogLevel", address: address).output == #"s "notice""#)
+        }
+    }
+
     @Test("without a bus the service says once why and ends; the daemon runs on")
     func withoutABusItSaysWhy() async throws {
         let logs = CapturedLogs()

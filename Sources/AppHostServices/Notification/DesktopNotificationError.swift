@@ -1,18 +1,7 @@
-import AppHostSystemd
-
 /// A desktop notification that could not be sent.
 struct DesktopNotificationError: Error, Sendable, CustomStringConvertible {
     let step: String
     let message: String
-
-    init(step: String, message: String) {
-        self.step = step
-        self.message = message
-    }
-
-    init(step: String, code: Int32) {
-        self.init(step: step, message: SystemErrorText.reason(code))
-    }
 
     var description: String { "\(step): \(message)" }
 }

@@ -40,21 +40,7 @@ final class DesktopNotificationSink: NotificationSink {
         let path = runtime.hasSuffix("/") ? runtime + "bus" : runtime + "/bus"
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
-        return "unix:path=" + escape(path)
-    }
-
-    /// D-Bus address escaping: bytes outside `[-0-9A-Za-z_/.\*]` become `%xx`.
-    static func escape(_ value: String) -> String {
-        var result = ""
-        for byte in value.utf8 {
-            let scalar = Unicode.Scalar(byte)
-            if scalar.properties.isASCIIHexDigit || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || "-_/.\\*".unicodeScalars.contains(scalar) {
-                result.unicodeScalars.append(scalar)
-            } else {
-                result += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16)
-            }
-        }
-        return result
+        return "unix:path=" + BusAddress.escaped(path)
     }
 
     func deliver(_ notification: LocalNotification) async throws {

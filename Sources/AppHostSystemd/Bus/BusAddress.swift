@@ -65,7 +65,21 @@ package struct BusAddress: Sendable, Equatable {
     private static func user(_ environment: [String: String]) throws(BusError) -> BusAddress {
         if let session = environment["DBUS_SESSION_BUS_ADDRESS"], !session.isEmpty { return try BusAddress(session, isUserBus: true) }
         guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { throw .noUserBus }
-        return try BusAddress("unix:path=\(runtime)/bus", isUserBus: true)
+        return try BusAddress("unix:path=" + escaped(runtime + "/bus"), isUserBus: true)
+    }
+
+    /// A value as an address holds it: bytes outside `[-0-9A-Za-z_/.\\*]` become `%xx`.
+    package static func escaped(_ value: String) -> String {
+        var result = ""
+        for byte in value.utf8 {
+            let scalar = Unicode.Scalar(byte)
+            if scalar.properties.isASCIIHexDigit || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || "-_/.\\*".unicodeScalars.contains(scalar) {
+                result.unicodeScalars.append(scalar)
+            } else {
+                result += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16)
+            }
+        }
+        return result
     }
 
     /// A value with its `%XX` escapes decoded; nil for a broken escape.

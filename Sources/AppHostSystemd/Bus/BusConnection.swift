@@ -6,35 +6,43 @@ import SystemPackage
 /// sd-bus, loaded for them, cost each instance about 150 KiB and each start its loading.
 ///
 /// Blocking, for one thread: calls wait for their reply until a deadline (a bus that stops
-/// answering is an error, not a hang); messages that arrive meanwhile are kept for
-/// `nextMessage()`. The descriptor is for a caller's `poll()`.
+/// answering is an error, not a hang); calls to this connection that arrive meanwhile are kept
+/// for `nextMessage()`. The descriptor is for a caller's `poll()`. What a peer sends can end
+/// the connection with an error but never trap: a message longer than `BusMessage.maximumLength`
+/// is skipped unread, one of an unknown type ignored.
 package final class BusConnection {
-    /// The bus driver's name, path and interface.
+    /// The bus driver's name (also its interface) and path.
     static let driver = "org.freedesktop.DBus"
     static let driverPath = "/org/freedesktop/DBus"
     /// How many calls to this connection a blocking call keeps while it waits.
-    static let queueLimit = 64
+    static let queueLimit = 16
 
     let address: BusAddress
-    /// The connection's unique name (`:1.42`), from `Hello`.
-    private(set) var uniqueName = ""
     private let socket: FileDescriptor
     private var isOpen = true
+    /// Received bytes from `inputStart` on; what is before it was taken.
     private var input: [UInt8] = []
+    private var inputStart = 0
+    /// Bytes of an over-long message still to be dropped as they arrive.
+    private var skipping = 0
     private var queued: [BusMessage] = []
     private var lastSerial: UInt32 = 0
 
     /// The descriptor to poll for `POLLIN`.
     var fileDescriptor: Int32 { socket.rawValue }
 
-    /// Connects, authenticates and says `Hello`, each step within `timeout`.
+    /// Connects, authenticates and says `Hello`, each within `timeout`.
     package init(address: BusAddress, timeout: Duration = .seconds(25)) throws(BusError) {
         let deadline = ContinuousClock.now + timeout
         var failure = BusError.unsupportedAddress(address.text)
         var connected: FileDescriptor?
+        // A send timeout bounds connect() too (a bus whose backlog is full) and every write.
+        let (seconds, attoseconds) = max(timeout, .milliseconds(1)).components
+        var sendTimeout = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
         for endpoint in address.sockets where connected == nil {
             let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else { throw .system(step: "socket", Errno(rawValue: errno)) }
+            _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sendTimeout, socklen_t(MemoryLayout<timeval>.size))
             if endpoint.withSocketAddress({ Glibc.connect(fd, $0, $1) }) == 0 {
                 connected = FileDescriptor(rawValue: fd)
             } else {
@@ -45,13 +53,11 @@ package final class BusConnection {
         guard let connected else { throw failure }
         self.address = address
         self.socket = connected
-        var sendTimeout = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
-        _ = setsockopt(connected.rawValue, SOL_SOCKET, SO_SNDTIMEO, &sendTimeout, socklen_t(MemoryLayout<timeval>.size))
         do {
             try authenticate(until: deadline)
             let hello = try call(.call(destination: Self.driver, path: Self.driverPath, interface: Self.driver, member: "Hello"), step: "Hello", until: deadline)
             var reader = hello.bodyReader
-            uniqueName = try reader.string()
+            _ = try reader.string()
         } catch {
             close()
             throw error
@@ -60,6 +66,7 @@ package final class BusConnection {
 
     deinit { close() }
 
+    /// Closes the connection; the bus forgets the names it owned.
     package func close() {
         guard isOpen else { return }
         isOpen = false
@@ -81,14 +88,12 @@ package final class BusConnection {
     /// - Throws: `.replied` for an error reply; `.timedOut`, `.ended`, `.system` for the bus.
     package func call(_ message: BusMessage, step: String, until deadline: ContinuousClock.Instant) throws(BusError) -> BusMessage {
         let serial = try send(message)
-        var skipped: [BusMessage] = []
-        defer { queued.insert(contentsOf: skipped, at: 0) }
         while true {
             while let next = try takeMessage() {
                 guard next.replySerial == serial, next.kind == .methodReturn || next.kind == .error else {
                     // Calls to this connection wait for `nextMessage()`, up to a bound; signals
                     // (`NameAcquired`) and stray replies nobody waits for are dropped.
-                    if next.kind == .methodCall, queued.count + skipped.count < Self.queueLimit { skipped.append(next) }
+                    if next.kind == .methodCall, queued.count < Self.queueLimit { queued.append(next) }
                     continue
                 }
                 if next.kind == .error { throw .replied(name: next.errorName ?? "", message: next.errorMessage) }
@@ -117,55 +122,79 @@ package final class BusConnection {
     /// Reads what the socket has now (after `poll()` said so), without waiting.
     /// - Throws: `.ended` once the bus closed the connection.
     func receiveAvailable() throws(BusError) {
-        try read(step: "reading", flags: Int32(MSG_DONTWAIT))
+        try read(step: "reading")
     }
 
     private func takeMessage() throws(BusError) -> BusMessage? {
-        guard let length = try BusMessage.length(atStartOf: input), input.count >= length else { return nil }
-        let message = try BusMessage(decoding: Array(input[..<length]))
-        input.removeFirst(length)
-        return message
+        while true {
+            guard let length = try BusMessage.length(of: input, at: inputStart) else { return nil }
+            guard length <= BusMessage.maximumLength else {
+                let buffered = min(length, input.count - inputStart)
+                skipping = length - buffered
+                consume(buffered)
+                return nil
+            }
+            guard input.count - inputStart >= length else { return nil }
+            let bytes = Array(input[inputStart..<inputStart + length])
+            consume(length)
+            if let message = try BusMessage(decoding: bytes) { return message }
+        }
+    }
+
+    private func consume(_ count: Int) {
+        inputStart += count
+        if inputStart == input.count {
+            input.removeAll(keepingCapacity: true)
+            inputStart = 0
+        } else if inputStart >= 1 << 16 {
+            input.removeFirst(inputStart)
+            inputStart = 0
+        }
     }
 
     /// `AUTH EXTERNAL` with the effective uid in hex-encoded decimal, as every D-Bus client.
     private func authenticate(until deadline: ContinuousClock.Instant) throws(BusError) {
-        let uid = Array(String(geteuid()).utf8)
-        let hex = uid.map { String($0, radix: 16) }.joined()
+        let hex = String(geteuid()).utf8.map { String($0, radix: 16) }.joined()
         try write([0] + Array("AUTH EXTERNAL \(hex)\r\n".utf8), step: "authentication")
         while !input.contains(UInt8(ascii: "\n")) {
             guard input.count < 512 else { throw .rejected("a line of \(input.count) bytes") }
             try fill(until: deadline, step: "authentication")
         }
         let end = input.firstIndex(of: UInt8(ascii: "\n"))!
-        let line = String(decoding: input[..<end], as: UTF8.self).trimmingSuffix("\r")
-        input.removeFirst(end + 1)
+        let line = String(decoding: input[..<end].prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self)
+        consume(end + 1)
         guard line.hasPrefix("OK ") else { throw .rejected(line) }
         try write(Array("BEGIN\r\n".utf8), step: "authentication")
     }
 
+    /// Waits until the socket has bytes, or `deadline`, and reads them.
     private func fill(until deadline: ContinuousClock.Instant, step: String) throws(BusError) {
         while true {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { throw .timedOut(step: step) }
-            let milliseconds = Int32(clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+            let (seconds, attoseconds) = remaining.components
+            let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
             var descriptor = pollfd(fd: socket.rawValue, events: Int16(POLLIN), revents: 0)
             let ready = poll(&descriptor, 1, milliseconds)
             if ready < 0, errno != EINTR { throw .system(step: step, Errno(rawValue: errno)) }
             if ready > 0 {
-                try read(step: step, flags: Int32(MSG_DONTWAIT))
+                try read(step: step)
                 return
             }
         }
     }
 
-    private func read(step: String, flags: Int32) throws(BusError) {
+    /// One `recv` of what is there, at most 4 KiB: the caller takes the messages in before it
+    /// reads more, so a flood cannot grow the buffer without end.
+    private func read(step: String) throws(BusError) {
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = chunk.withUnsafeMutableBytes { recv(socket.rawValue, $0.baseAddress, $0.count, flags) }
+            let count = chunk.withUnsafeMutableBytes { recv(socket.rawValue, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if count > 0 {
-                input.append(contentsOf: chunk[..<count])
-                if count < chunk.count { return }
-                continue
+                let dropped = min(skipping, count)
+                skipping -= dropped
+                input.append(contentsOf: chunk[dropped..<count])
+                return
             }
             if count == 0 { throw .ended(step: step) }
             switch errno {
@@ -178,25 +207,14 @@ package final class BusConnection {
     }
 
     private func write(_ bytes: [UInt8], step: String) throws(BusError) {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { Glibc.send(socket.rawValue, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if sent >= 0 {
-                offset += sent
-                continue
-            }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN: throw .timedOut(step: step)
-            case EPIPE, ECONNRESET: throw .ended(step: step)
-            case let code: throw .system(step: step, Errno(rawValue: code))
+        do {
+            try socket.sendAll(bytes)
+        } catch {
+            switch error {
+            case .resourceTemporarilyUnavailable: throw .timedOut(step: step)
+            case .brokenPipe, .connectionReset: throw .ended(step: step)
+            default: throw .system(step: step, error)
             }
         }
-    }
-}
-
-private extension String {
-    func trimmingSuffix(_ suffix: String) -> String {
-        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
     }
 }

@@ -2,6 +2,7 @@
 /// byte order). Only the header fields the daemon uses have names; a body stays bytes, written
 /// with `BusWriter` and read with `BusReader`.
 package struct BusMessage: Sendable, Equatable {
+    /// The message types of the spec.
     package enum Kind: UInt8, Sendable {
         case methodCall = 1
         case methodReturn = 2
@@ -14,13 +15,16 @@ package struct BusMessage: Sendable, Equatable {
 
     package var kind: Kind
     package var flags: UInt8 = 0
+    /// The sender's number for it, which a reply names as `replySerial`.
     package var serial: UInt32 = 0
+    // The header fields, named as in the spec.
     package var path: String?
     package var interface: String?
     package var member: String?
     package var errorName: String?
     package var replySerial: UInt32?
     package var destination: String?
+    /// The sender's unique name, which the bus fills in.
     package var sender: String?
     /// The body's signature ("" for none).
     package var signature = ""
@@ -29,7 +33,7 @@ package struct BusMessage: Sendable, Equatable {
     package var bigEndian = false
 
     /// The largest message the daemon reads (the spec allows 128 MiB; the calls it answers are
-    /// a few hundred bytes).
+    /// a few hundred bytes). A longer one is skipped unread (`BusConnection`).
     static let maximumLength = 1 << 20
 
     /// A method call to `destination`.
@@ -89,22 +93,19 @@ package struct BusMessage: Sendable, Equatable {
         return writer.bytes + body
     }
 
-    /// The length of the message that starts `buffer`, once its fixed header (16 bytes) is in;
-    /// nil before.
-    static func length(atStartOf buffer: [UInt8]) throws(BusError) -> Int? {
-        guard buffer.count >= 16 else { return nil }
-        let bigEndian = try byteOrder(buffer[0])
-        var reader = BusReader(buffer, to: 16, bigEndian: bigEndian)
+    /// The length of the message whose fixed header (16 bytes) starts `buffer` at `start`;
+    /// nil before those bytes are in.
+    /// - Throws: `.malformed` for a byte order mark that is neither `l` nor `B`: the stream
+    ///   cannot be framed any further.
+    static func length(of buffer: [UInt8], at start: Int = 0) throws(BusError) -> Int? {
+        guard buffer.count - start >= 16 else { return nil }
+        let bigEndian = try byteOrder(buffer[start])
+        var reader = BusReader(buffer, from: start, to: start + 16, bigEndian: bigEndian)
         _ = try reader.uint32()
         let bodyLength = Int(try reader.uint32())
         _ = try reader.uint32()
         let fieldsLength = Int(try reader.uint32())
-        let headerLength = (16 + fieldsLength + 7) & ~7
-        let length = headerLength + bodyLength
-        guard bodyLength <= maximumLength, fieldsLength <= maximumLength, length <= maximumLength else {
-            throw .malformed("a message of \(length) bytes (at most \(maximumLength) are read)")
-        }
-        return length
+        return (16 + fieldsLength + 7) & ~7 + bodyLength
     }
 
     fileprivate static func byteOrder(_ mark: UInt8) throws(BusError) -> Bool {
@@ -117,12 +118,13 @@ package struct BusMessage: Sendable, Equatable {
 }
 
 extension BusMessage {
-    /// The message that fills `bytes` (as `length(atStartOf:)` measured it).
-    init(decoding bytes: [UInt8]) throws(BusError) {
+    /// The message that fills `bytes` (as `length(of:)` measured it); nil for a message type
+    /// the spec added after these four, which a client ignores.
+    init?(decoding bytes: [UInt8]) throws(BusError) {
         let bigEndian = try Self.byteOrder(bytes.first ?? 0)
         var reader = BusReader(bytes, bigEndian: bigEndian)
         _ = try reader.byte()
-        guard let kind = Kind(rawValue: try reader.byte()) else { throw .malformed("an unknown message type") }
+        guard let kind = Kind(rawValue: try reader.byte()) else { return nil }
         self.kind = kind
         self.bigEndian = bigEndian
         flags = try reader.byte()
@@ -148,6 +150,7 @@ extension BusMessage {
             default: try reader.skip(Substring(type))
             }
         }
+        guard reader.offset == fieldsEnd else { throw .malformed("header fields past their array's end") }
         try reader.align(8)
         guard reader.offset + bodyLength == bytes.count else { throw .malformed("a body length that does not match") }
         body = Array(bytes[reader.offset...])

@@ -6,9 +6,11 @@ package struct BusReader {
     private let origin: Int
     private let end: Int
     private let bigEndian: Bool
+    /// Where the next value starts.
     package private(set) var offset: Int
 
-    init(_ bytes: [UInt8], from start: Int = 0, to end: Int? = nil, bigEndian: Bool = false) {
+    /// A reader of `bytes[start..<end]`, aligned from `start`.
+    package init(_ bytes: [UInt8], from start: Int = 0, to end: Int? = nil, bigEndian: Bool = false) {
         self.bytes = bytes
         self.origin = start
         self.offset = start
@@ -16,8 +18,7 @@ package struct BusReader {
         self.bigEndian = bigEndian
     }
 
-    package var isAtEnd: Bool { offset >= end }
-
+    /// Moves past the padding before a value of `alignment`.
     package mutating func align(_ alignment: Int) throws(BusError) {
         let padding = (alignment - (offset - origin) % alignment) % alignment
         try need(padding)
@@ -42,14 +43,6 @@ package struct BusReader {
         return value
     }
 
-    package mutating func boolean() throws(BusError) -> Bool {
-        switch try uint32() {
-        case 0: return false
-        case 1: return true
-        case let other: throw .malformed("a boolean of \(other)")
-        }
-    }
-
     /// A string (`s`) or an object path (`o`).
     package mutating func string() throws(BusError) -> String {
         let length = Int(try uint32())
@@ -62,8 +55,11 @@ package struct BusReader {
     }
 
     /// Moves past one value of the single complete type that starts `signature` (a header
-    /// field this reader does not use, an argument after the ones it reads).
-    package mutating func skip(_ signature: Substring) throws(BusError) {
+    /// field this reader does not use, an argument after the ones it reads). Variants and
+    /// containers nest at most 64 deep, as the spec allows: deeper is a malformed message, not
+    /// a stack overflow.
+    package mutating func skip(_ signature: Substring, depth: Int = 0) throws(BusError) {
+        guard depth < 64 else { throw .malformed("values nested more than 64 deep") }
         guard let code = signature.first else { throw .malformed("an empty type") }
         switch code {
         case "y": try need(1); offset += 1
@@ -74,7 +70,7 @@ package struct BusReader {
         case "g": _ = try self.signature()
         case "v":
             let inner = try self.signature()
-            try skip(Substring(inner))
+            try skip(Substring(inner), depth: depth + 1)
         case "a":
             let length = Int(try uint32())
             let element = signature.dropFirst()
@@ -85,7 +81,7 @@ package struct BusReader {
             try align(8)
             var rest = signature.dropFirst()
             while let first = rest.first, first != ")", first != "}" {
-                try skip(rest)
+                try skip(rest, depth: depth + 1)
                 rest = rest.dropFirst(try Self.completeTypeLength(rest))
             }
         default:

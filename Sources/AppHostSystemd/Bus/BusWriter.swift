@@ -1,10 +1,12 @@
 /// Marshals values in D-Bus's wire format, little-endian, each aligned to its size from the
 /// start of the bytes (a body starts 8-aligned in its message, so alignment holds there too).
 package struct BusWriter {
+    /// What was written so far.
     package private(set) var bytes: [UInt8] = []
 
     package init() {}
 
+    /// Zero bytes up to the next multiple of `alignment`.
     package mutating func pad(to alignment: Int) {
         while bytes.count % alignment != 0 { bytes.append(0) }
     }
@@ -18,26 +20,24 @@ package struct BusWriter {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    package mutating func boolean(_ value: Bool) {
-        uint32(value ? 1 : 0)
-    }
-
     package mutating func int32(_ value: Int32) {
         uint32(UInt32(bitPattern: value))
     }
 
-    /// A string (`s`) or an object path (`o`).
+    /// A string (`s`) or an object path (`o`), cut at its first NUL as a C string would be:
+    /// the bus drops a connection that sends a NUL inside a string.
     package mutating func string(_ value: String) {
-        let utf8 = Array(value.utf8)
+        let utf8 = value.utf8.prefix { $0 != 0 }
         uint32(UInt32(utf8.count))
         bytes.append(contentsOf: utf8)
         bytes.append(0)
     }
 
-    /// A signature (`g`): one byte of length.
+    /// A signature (`g`): the daemon's own, at most 255 bytes.
     package mutating func signature(_ value: String) {
         let utf8 = Array(value.utf8)
-        bytes.append(UInt8(truncatingIfNeeded: utf8.count))
+        precondition(utf8.count <= 255, "a D-Bus signature of \(utf8.count) bytes")
+        bytes.append(UInt8(utf8.count))
         bytes.append(contentsOf: utf8)
         bytes.append(0)
     }

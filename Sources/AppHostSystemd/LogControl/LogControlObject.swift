@@ -25,11 +25,10 @@ struct LogControlObject {
 
     /// What the connection does with a call.
     enum Outcome: Equatable {
-        /// Send this reply.
         case reply(BusMessage)
         /// Ask the bus for the caller's uid, then `complete` the write with it.
         case askCallerUID(BusMessage)
-        /// Nothing: the call wanted no reply, or the message is not a call.
+        /// The call wanted no reply, or the message is not a call.
         case none
     }
 
@@ -70,23 +69,22 @@ struct LogControlObject {
             break
         }
         guard path == Self.path else { return .reply(unknownObject(call)) }
-        guard call.interface == "org.freedesktop.DBus.Properties" || call.interface == nil else {
-            return .reply(call.errorReply("org.freedesktop.DBus.Error.UnknownMethod", "Unknown method \(member) or interface \(call.interface ?? "").")) 
-        }
+        guard call.interface == "org.freedesktop.DBus.Properties" || call.interface == nil else { return .reply(unknownMethod(call, member)) }
         var reader = call.bodyReader
         switch (member, call.signature) {
         case ("Get", "ss"):
-            guard let interface = try? reader.string(), let property = try? reader.string(),
-                  interface.isEmpty || interface == Self.interface, let value = value(of: property)
-            else { return .reply(unknownProperty(call)) }
+            guard let interface = try? reader.string(), let property = try? reader.string() else { return .reply(invalidArguments(call)) }
+            guard interface == Self.interface, let value = value(of: property) else { return .reply(unknownProperty(call)) }
             var body = BusWriter()
             body.variant("s") { $0.string(value) }
             return .reply(call.reply(signature: "v", body: body.bytes))
         case ("GetAll", "s"):
             guard let interface = try? reader.string() else { return .reply(invalidArguments(call)) }
+            guard interface.isEmpty || interface == Self.interface else {
+                return .reply(call.errorReply("org.freedesktop.DBus.Error.UnknownInterface", "Unknown interface '\(interface)'."))
+            }
             var body = BusWriter()
             body.array(elementAlignment: 8) { entries in
-                guard interface.isEmpty || interface == Self.interface else { return }
                 for property in Self.properties {
                     entries.structure { entry in
                         entry.string(property)
@@ -96,17 +94,22 @@ struct LogControlObject {
             }
             return .reply(call.reply(signature: "a{sv}", body: body.bytes))
         case ("Set", "ssv"):
-            guard let interface = try? reader.string(), let property = try? reader.string(),
-                  interface.isEmpty || interface == Self.interface, Self.properties.contains(property)
-            else { return .reply(unknownProperty(call)) }
+            guard let interface = try? reader.string(), let property = try? reader.string(), let type = try? reader.signature() else {
+                return .reply(invalidArguments(call))
+            }
+            guard interface == Self.interface, Self.properties.contains(property) else { return .reply(unknownProperty(call)) }
             guard property != "SyslogIdentifier" else {
                 return .reply(call.errorReply("org.freedesktop.DBus.Error.PropertyReadOnly", "Property '\(property)' is not writable."))
+            }
+            // sd-bus checks the value's type before the caller's privilege.
+            guard type == "s" else {
+                return .reply(call.errorReply("org.freedesktop.DBus.Error.InvalidArgs", "Incorrect parameters for property '\(property)', expected 's', got '\(type)'."))
             }
             return trustsEveryCaller ? .reply(set(call, privileged: true)) : .askCallerUID(call)
         case ("Get", _), ("GetAll", _), ("Set", _):
             return .reply(invalidArguments(call))
         default:
-            return .reply(call.errorReply("org.freedesktop.DBus.Error.UnknownMethod", "Unknown method \(member) or interface \(call.interface ?? "")."))
+            return .reply(unknownMethod(call, member))
         }
     }
 
@@ -116,12 +119,10 @@ struct LogControlObject {
         guard privileged else {
             return call.errorReply("org.freedesktop.DBus.Error.AccessDenied", "Access to \(Self.interface).\(property)() not permitted.")
         }
-        guard let type = try? reader.signature(), type == "s", let text = try? reader.string() else {
-            return call.errorReply("org.freedesktop.DBus.Error.InvalidArgs", "Incorrect parameters for property '\(property)', expected 's'.")
-        }
+        guard let _ = try? reader.signature(), let text = try? reader.string() else { return invalidArguments(call) }
         switch property {
         case "LogLevel":
-            guard let level = LogControlService.Properties.level(systemdName: text) else { return invalid(call, property, text) }
+            guard let level = Self.level(systemdName: text) else { return invalid(call, property, text) }
             control.level = level
         case "LogTarget":
             guard let target = LogLevelControl.Target(rawValue: text) else { return invalid(call, property, text) }
@@ -134,7 +135,7 @@ struct LogControlObject {
 
     private func value(of property: String) -> String? {
         switch property {
-        case "LogLevel": LogControlService.Properties.systemdName(of: control.level)
+        case "LogLevel": Self.systemdName(of: control.level)
         case "LogTarget": control.target.rawValue
         case "SyslogIdentifier": identifier
         default: nil
@@ -146,15 +147,44 @@ struct LogControlObject {
     }
 
     private func invalidArguments(_ call: BusMessage) -> BusMessage {
-        call.errorReply("org.freedesktop.DBus.Error.InvalidArgs", "Invalid arguments '\(call.signature)' to call \(call.interface ?? "").\(call.member ?? "")(), expecting ss or s or ssv.")
+        call.errorReply("org.freedesktop.DBus.Error.InvalidArgs", "Invalid arguments '\(call.signature)' to call \(call.interface ?? "").\(call.member ?? "")().")
     }
 
     private func unknownProperty(_ call: BusMessage) -> BusMessage {
-        call.errorReply("org.freedesktop.DBus.Error.UnknownProperty", "Unknown interface or property.")
+        call.errorReply("org.freedesktop.DBus.Error.UnknownProperty", "Unknown property or interface.")
+    }
+
+    private func unknownMethod(_ call: BusMessage, _ member: String) -> BusMessage {
+        call.errorReply("org.freedesktop.DBus.Error.UnknownMethod", "Unknown method '\(member)' or interface '\(call.interface ?? "")'.")
     }
 
     private func unknownObject(_ call: BusMessage) -> BusMessage {
         call.errorReply("org.freedesktop.DBus.Error.UnknownObject", "Unknown object '\(call.path ?? "")'.")
+    }
+
+    /// systemd's name of a swift-log level (`trace` has none: `debug`).
+    static func systemdName(of level: Logger.Level) -> String {
+        switch level {
+        case .trace, .debug: "debug"
+        case .info: "info"
+        case .notice: "notice"
+        case .warning: "warning"
+        case .error: "err"
+        case .critical: "crit"
+        }
+    }
+
+    /// The swift-log level of a systemd level name or number (syslog's 0–7).
+    static func level(systemdName name: String) -> Logger.Level? {
+        switch name {
+        case "emerg", "alert", "crit", "0", "1", "2": .critical
+        case "err", "3": .error
+        case "warning", "4": .warning
+        case "notice", "5": .notice
+        case "info", "6": .info
+        case "debug", "7": .debug
+        default: nil
+        }
     }
 
     private static func string(_ value: String) -> [UInt8] {

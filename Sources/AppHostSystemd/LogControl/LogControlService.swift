@@ -8,19 +8,18 @@ import SystemPackage
 /// (systemd 247+) read and change the daemon's log level and target live. Run it in the
 /// daemon's `ServiceGroup`.
 ///
-/// It owns a well-known name (the unit's `BusName=`, which systemctl reads) on the bus sd-bus
-/// picks for the process: the user bus under a user manager, else the system bus. `LogLevel`
-/// takes systemd's names (`debug`, `info`, `notice`, `warning`, `err`, `crit`, `alert`,
-/// `emerg`, or 0–7) and sets `LogLevelControl.level`; `LogTarget` takes `console`, `journal`,
-/// `auto` and `null`. Writes need the caller's privilege, which sd-bus checks before the value
-/// reaches the daemon: root, or the daemon's own user; anyone on a user bus, which only its
-/// user can reach. Without a bus, or without the right to the name, the daemon runs on and the
-/// log says once why.
+/// It owns a well-known name (the unit's `BusName=`, which systemctl reads) on the bus
+/// `sd_bus_open` would pick for the process: the user bus under a user manager, else the system
+/// bus. `LogLevel` takes systemd's names (`debug`, `info`, `notice`, `warning`, `err`, `crit`,
+/// `alert`, `emerg`, or 0–7) and sets `LogLevelControl.level`; `LogTarget` takes `console`,
+/// `journal`, `auto` and `null`. A write needs root or the daemon's own user, anyone on a user
+/// bus, which only its user can reach (`LogControlObject`). Without a bus, or without the right
+/// to the name, the daemon runs on and the log says once why.
 public struct LogControlService: Service {
     /// Which bus to own the name on.
     public enum Bus: Sendable {
-        /// sd-bus' choice for the process (`sd_bus_open`): the user bus in a user's session or
-        /// under a user manager, else the system bus.
+        /// `sd_bus_open`'s choice for the process: the user bus in a user's session or under a
+        /// user manager, else the system bus (`BusAddress.processDefault`).
         case `default`
         /// A bus at this D-Bus address (tests' private dbus-daemon).
         case address(String)
@@ -131,7 +130,7 @@ public struct LogControlService: Service {
             let owner: UInt32
             do throws(BusError) {
                 let address = switch kind {
-                case .default: try BusAddress.processDefault(environment: ProcessEnvironment.current, cgroupPath: OwnCgroup.path())
+                case .default: try BusAddress.processDefault(environment: ProcessEnvironment.current, cgroupPath: OwnCgroup.pathBelowManager())
                 case .address(let text): try BusAddress(text)
                 }
                 bus = try BusConnection(address: address, timeout: .seconds(25))
@@ -168,7 +167,8 @@ public struct LogControlService: Service {
         }
 
         private func handle(_ message: BusMessage) throws(BusError) {
-            if let serial = message.replySerial, let write = writesAwaitingCaller.removeValue(forKey: serial) {
+            if message.kind == .methodReturn || message.kind == .error, message.sender == BusConnection.driver,
+               let serial = message.replySerial, let write = writesAwaitingCaller.removeValue(forKey: serial) {
                 var reader = message.bodyReader
                 let uid = message.kind == .methodReturn ? try? reader.uint32() : nil
                 if let reply = object.complete(write, callerUID: uid) { try bus.send(reply) }
@@ -186,34 +186,6 @@ public struct LogControlService: Service {
 
         func close() {
             bus.close()
-        }
-    }
-
-    /// systemd's names for log levels.
-    enum Properties {
-        /// systemd's name of a swift-log level (`trace` has none: `debug`).
-        static func systemdName(of level: Logger.Level) -> String {
-            switch level {
-            case .trace, .debug: "debug"
-            case .info: "info"
-            case .notice: "notice"
-            case .warning: "warning"
-            case .error: "err"
-            case .critical: "crit"
-            }
-        }
-
-        /// The swift-log level of a systemd level name or number (syslog's 0–7).
-        static func level(systemdName name: String) -> Logger.Level? {
-            switch name {
-            case "emerg", "alert", "crit", "0", "1", "2": .critical
-            case "err", "3": .error
-            case "warning", "4": .warning
-            case "notice", "5": .notice
-            case "info", "6": .info
-            case "debug", "7": .debug
-            default: nil
-            }
         }
     }
 }

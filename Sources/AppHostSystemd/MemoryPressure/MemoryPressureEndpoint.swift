@@ -1,6 +1,7 @@
 import AppHost
 import CAppHostShims
 import Glibc
+import SystemPackage
 
 /// One open descriptor the memory pressure loop waits on, and how to open it under systemd's
 /// memory pressure protocol (sd_event_add_memory_pressure(3)).
@@ -133,21 +134,7 @@ struct MemoryPressureEndpoint: Sendable {
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
-                let result = written >= 0 || errno != ENOTSOCK
-                    ? written
-                    : Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += result
-            }
-            return true
-        }
+        (try? FileDescriptor(rawValue: fd).sendAll(bytes)) != nil
     }
 
     /// Reads everything pending. Returns whether any byte arrived and whether the other end is gone.
