@@ -41,11 +41,15 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 if [ ! -e "$binary" ]; then
-  echo "install.sh: no binary at $binary: build it first (swift build -c release --product apphostd --static-swift-stdlib)" >&2
+  echo "install.sh: no binary at $binary: build it first (bash scripts/build-release.sh)" >&2
   exit 1
 fi
 if [ ! -f "$binary" ] || [ ! -x "$binary" ]; then
   echo "install.sh: $binary is not an executable file" >&2
+  exit 1
+fi
+if ! version=$("$binary" --version 2>&1); then
+  echo "install.sh: $binary does not run ($version): build it with bash scripts/build-release.sh" >&2
   exit 1
 fi
 if ! command -v strip >/dev/null; then

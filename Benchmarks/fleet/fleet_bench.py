@@ -10,7 +10,7 @@ pressure off (N daemons watching PSI would measure the kernel's triggers, not th
 `host.metrics.textfile:` in ONE shared textfile directory (i-0001.prom, ...; the `daemon` label
 is the file's base name). Beside them, started the same way and interleaved with them so both see
 the same machine: N instances of process/ServiceGroupFloor (a ServiceGroup of five no-op
-services that sends READY=1, linked as apphostd is: the design's floor), and min(N, 50)
+services that sends READY=1 through libsystemd: the design's floor), and min(N, 50)
 apphostd instances without the metrics textfile (what the metrics add).
 
 All of them share one NOTIFY_SOCKET (an AF_UNIX datagram socket, as systemd's); datagrams are
@@ -399,7 +399,7 @@ def mib(kib):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build-release", "release", "apphostd"))
-    parser.add_argument("--servicegroup-floor", required=True, help="ServiceGroupFloor, built as apphostd's release image is")
+    parser.add_argument("--servicegroup-floor", required=True, help="ServiceGroupFloor, built by Benchmarks/fleet/run.sh")
     parser.add_argument("--instances", type=int, help="apphostd instances (and as many floors); default 200, 50 with --quick")
     parser.add_argument("--without-metrics", type=int, help="apphostd instances without the textfile; default min(N, 50)")
     parser.add_argument("--quick", action="store_true", help="50 instances by default, shorter settling, no wait for --after-launch")

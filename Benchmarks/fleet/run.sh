@@ -7,10 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash scripts/deps.sh
-swift build -c release --product apphostd --static-swift-stdlib --scratch-path .build-release
-# The design's floor: a ServiceGroup of five no-op services, linked as apphostd is.
+bash scripts/build-release.sh --scratch-path .build-release
+# The design's floor: a ServiceGroup of five no-op services notifying through libsystemd,
+# linked dynamically (its Package.swift says why).
 swift build -c release --static-swift-stdlib --package-path Benchmarks/process/ServiceGroupFloor --scratch-path .build-floor
 exec python3 Benchmarks/fleet/fleet_bench.py \
-  --binary "$(swift build -c release --static-swift-stdlib --scratch-path .build-release --show-bin-path)/apphostd" \
+  --binary "$(bash scripts/build-release.sh --scratch-path .build-release --show-bin-path)/apphostd" \
   --servicegroup-floor "$(swift build -c release --static-swift-stdlib --package-path Benchmarks/process/ServiceGroupFloor --scratch-path .build-floor --show-bin-path)/ServiceGroupFloor" \
   "$@"

@@ -578,7 +578,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build", "release", "apphostd"))
     parser.add_argument("--servicegroup-floor", help="ServiceGroupFloor (a ServiceGroup of five no-op services that sends READY=1), "
-                        "built as apphostd's release image is: the design's floor")
+                        "built by Benchmarks/process/run.sh: the design's floor")
     parser.add_argument("--dynamic-binary", help="a dynamically linked apphostd (the debug build) whose ldd is checked for Foundation and ICU")
     parser.add_argument("--quick", action="store_true", help="fewer rounds, 5 s idle windows")
     parser.add_argument("--json", help="also write the raw figures to this file")

@@ -6,12 +6,12 @@ import Glibc
 #endif
 
 extension IntegrationSuites {
-    /// The daemon as deploy/INSTALL.md builds and installs it: release, the Swift runtime linked
-    /// in, stripped by `install -s`. The release build links with flags of its own (Package.swift),
-    /// which the debug build the other tests run never sees.
+    /// The daemon as deploy/INSTALL.md builds and installs it: `scripts/build-release.sh`'s static
+    /// PIE, stripped by `install -s`. The release build links with flags of its own (Package.swift,
+    /// the script), which the debug build the other tests run never sees.
     @Suite(.serialized, .buildsPackages)
     struct InstallBuildTests {
-        @Test("the installed binary is at most 16 MB, loads no Foundation, links no regex engine, loads no libsystemd at start, has its relocations packed and only its imports in the dynamic symbol table, and runs the shipped services to READY=1 and a clean stop")
+        @Test("the installed binary is a static PIE of at most 16 MB (no dynamic loader, no library, no rpath), links neither Foundation nor the regex engine, has its relocations packed and none of its own symbols in the dynamic symbol table, and runs the shipped services to READY=1 and a clean stop")
         func installedBinaryRuns() async throws {
             let built = try await ReleaseBuild.apphostd()
 
@@ -21,6 +21,8 @@ extension IntegrationSuites {
             try #require(linked.succeeded, "\(linked)")
             let regex = linked.stdout.split(separator: "\n").filter { $0.contains("17_StringProcessing") || $0.contains("12_RegexParser") }
             #expect(regex.isEmpty, "the release build links the regex engine (\(regex.count) symbols): a String.contains, split(separator: String) or Regex in Sources pulls it in; `-Xlinker --why-extract=why.txt` names the file")
+            let foundation = linked.stdout.split(separator: "\n").filter { $0.contains("10Foundation") || $0.contains("20FoundationEssentials") }
+            #expect(foundation.isEmpty, "the release build links Foundation (\(foundation.count) symbols)")
 
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("apphostd-install-\(UUID().uuidString.prefix(8))").path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -38,16 +40,14 @@ extension IntegrationSuites {
             let exported = symbols.stdout.split(separator: "\n").filter { $0.contains(" GLOBAL ") && !$0.contains(" UND ") }
             #expect(exported.count < 100, "the dynamic symbol table exports \(exported.count) of the daemon's own symbols (--no-export-dynamic)")
 
-            let libraries = try await ProcessRunner.run(["ldd", installed])
-            #expect(libraries.succeeded, "\(libraries)")
-            for forbidden in ApphostdLinkageTests.forbidden + ["libswiftCore.so"] {
-                #expect(!libraries.stdout.contains(forbidden), "the installed binary loads \(forbidden): \(libraries)")
-            }
-            // libsystemd and its six libraries cost every start about 0.5 ms and every instance
-            // 124 KiB: sd-bus loads it where a bus is used, nothing else needs it.
-            for library in ["libsystemd.so", "libgcrypt.so"] {
-                #expect(!libraries.stdout.contains(library), "the installed binary loads \(library) at start: \(libraries)")
-            }
+            // A static PIE: the kernel loads it at a random address and it relocates itself; no
+            // dynamic loader, no shared library (libsystemd least of all), no rpath, which glibc's
+            // self-relocation refuses.
+            let headers = try await ProcessRunner.run(["readelf", "-h", "-l", "-W", installed])
+            #expect(headers.stdout.contains("DYN (Position-Independent Executable file)"), "not a PIE: \(headers)")
+            #expect(!headers.stdout.contains("INTERP"), "the binary asks for a dynamic loader (built without scripts/build-release.sh?)")
+            let needed = dynamic.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") || $0.contains("(RUNPATH)") || $0.contains("(RPATH)") }
+            #expect(needed.isEmpty, "the binary needs libraries or carries an rpath: \(needed)")
 
             try await NotifyRecorder.with(config: DaemonStatusPerRequestTests.config, program: (installed, nil), prepare: DaemonStatusPerRequestTests.writeSecret) { daemon in
                 try await daemon.waitFor("READY=1") { $0.isReady }

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// The daemon built as deploy/INSTALL.md builds it: release, the Swift runtime linked in.
+/// The daemon built as deploy/INSTALL.md builds it: `scripts/build-release.sh`, a static PIE.
 ///
 /// `InstallBuildTests` and `SystemManagerTests` share the build: one scratch path (where
 /// Benchmarks/process/run.sh builds it too, so a second run is incremental) and, within one test
@@ -20,9 +20,8 @@ enum ReleaseBuild {
         let task = build.withLock { task in
             if let task { return task }
             let started = Task {
-                guard let swift = IntegrationEnvironment.swiftDriver else { throw HarnessError("no swift driver on PATH") }
                 return try await ProcessRunner.run(
-                    [swift, "build", "-c", "release", "--product", "apphostd", "--static-swift-stdlib", "--package-path", repository, "--scratch-path", scratch],
+                    ["/bin/bash", repository + "/scripts/build-release.sh", "--scratch-path", scratch],
                     environment: ProcessRunner.environment(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? ""]),
                     timeout: .seconds(1200)
                 )
