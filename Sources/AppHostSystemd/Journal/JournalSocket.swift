@@ -9,7 +9,7 @@ import SystemPackage
 /// (SCM_RIGHTS), as `sd_journal_sendv` does. One socket serves the process (`shared`).
 ///
 /// Not libsystemd's `sd_journal_sendv`: loading libsystemd and the six libraries it pulls in costs
-/// every start about 0.5 ms and every instance 124 KiB, and only sd-bus still needs it.
+/// every start about 0.5 ms and every instance 124 KiB, and the daemon links none of them.
 final class JournalSocket: Sendable {
     /// The process's, to journald.
     static let shared = JournalSocket(path: JournalLogHandler.journalSocketPath)

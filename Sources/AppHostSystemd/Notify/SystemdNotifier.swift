@@ -5,8 +5,9 @@ import Glibc
 ///
 /// Without `$NOTIFY_SOCKET` (not started by systemd as `Type=notify`) every call is a no-op, so the
 /// daemon runs the same outside systemd. Each datagram goes out as `sd_notify` sends it, from a
-/// fresh AF_UNIX socket to the path or abstract name, without libsystemd (only sd-bus still needs
-/// it); the environment may be passed in (tests, embedding).
+/// fresh AF_UNIX socket to the path or abstract name, without libsystemd (which the daemon does
+/// not link: its release build is a static PIE); the environment may be passed in (tests,
+/// embedding).
 public struct SystemdNotifier: Sendable {
     /// Where the datagrams go; nil when `$NOTIFY_SOCKET` is unset, empty or not an address.
     let address: NotifySocketAddress?
