@@ -17,7 +17,6 @@ package final class BusConnection {
     /// How many calls to this connection a blocking call keeps while it waits.
     static let queueLimit = 16
 
-    let address: BusAddress
     private let socket: FileDescriptor
     private var isOpen = true
     /// Received bytes from `inputStart` on; what is before it was taken.
@@ -51,7 +50,6 @@ package final class BusConnection {
             }
         }
         guard let connected else { throw failure }
-        self.address = address
         self.socket = connected
         do {
             try authenticate(until: deadline)
