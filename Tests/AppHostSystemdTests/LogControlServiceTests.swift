@@ -1,5 +1,9 @@
 import AppHostTestKit
+import AppHostTestSupport
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import NotificationTestSupport
 import ServiceLifecycle
@@ -139,6 +143,37 @@ struct LogControlServiceTests {
             #expect(big.status == 0, "\(big.output)")
             #expect(try Self.property("LogLevel", address: address).output == #"s "notice""#)
         }
+    }
+
+    @Test("a bus that accepts the connection and never answers does not hold up a graceful shutdown, and is not reported as unavailable")
+    func aMuteBusDoesNotDelayTheStop() async throws {
+        let directory = try makeTemporaryDirectory("apphost-mute-bus")
+        let path = directory + "/bus"
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        try #require(bound == 0 && listen(listener, 4) == 0)
+
+        let logs = CapturedLogs()
+        let service = LogControlService(busName: Self.name, identifier: "x", control: LogLevelControl(), bus: .address("unix:path=\(path)"), logger: logs.logger())
+        let clock = ContinuousClock()
+        var stopped: ContinuousClock.Instant?
+        try await testGracefulShutdown { trigger in
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { await service.run() }
+                // The service's connection is pending once the listener is readable.
+                var pending = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+                try #require(poll(&pending, 1, 10_000) == 1, "the service never connected")
+                stopped = clock.now
+                trigger.triggerGracefulShutdown()
+            }
+        }
+        let took = clock.now - (stopped ?? clock.now)
+        #expect(took < .seconds(5), "the stop waited \(took) for a bus that never answers (the call timeout is 25 s)")
+        #expect(!logs.messages.contains { $0.hasPrefix("log control unavailable") }, "\(logs.messages)")
     }
 
     @Test("without a bus the service says once why and ends; the daemon runs on")

@@ -18,6 +18,8 @@ package final class BusConnection {
     static let queueLimit = 16
 
     private let socket: FileDescriptor
+    /// A descriptor whose readability ends any wait (`BusError.cancelled`).
+    private let cancel: Int32?
     private var isOpen = true
     /// Received bytes from `inputStart` on; what is before it was taken.
     private var input: [UInt8] = []
@@ -30,8 +32,10 @@ package final class BusConnection {
     /// The descriptor to poll for `POLLIN`.
     var fileDescriptor: Int32 { socket.rawValue }
 
-    /// Connects, authenticates and says `Hello`, each within `timeout`.
-    package init(address: BusAddress, timeout: Duration = .seconds(25)) throws(BusError) {
+    /// Connects, authenticates and says `Hello`, each within `timeout`; a readable `cancel`
+    /// (an eventfd a shutdown writes) ends this and every later wait at once.
+    package init(address: BusAddress, timeout: Duration = .seconds(25), cancel: Int32? = nil) throws(BusError) {
+        self.cancel = cancel
         let deadline = ContinuousClock.now + timeout
         var failure = BusError.unsupportedAddress(address.text)
         var connected: FileDescriptor?
@@ -172,9 +176,13 @@ package final class BusConnection {
             guard remaining > .zero else { throw .timedOut(step: step) }
             let (seconds, attoseconds) = remaining.components
             let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
-            var descriptor = pollfd(fd: socket.rawValue, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, milliseconds)
+            var descriptors = [
+                pollfd(fd: socket.rawValue, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: cancel ?? -1, events: Int16(POLLIN), revents: 0),
+            ]
+            let ready = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
             if ready < 0, errno != EINTR { throw .system(step: step, Errno(rawValue: errno)) }
+            if descriptors[1].revents != 0 { throw .cancelled }
             if ready > 0 {
                 try read(step: step)
                 return

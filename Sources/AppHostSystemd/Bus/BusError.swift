@@ -8,6 +8,8 @@ package enum BusError: Error, Equatable, CustomStringConvertible {
     case ended(step: String)
     /// The bus did not answer `step` in time.
     case timedOut(step: String)
+    /// The caller's wake fd stopped the wait (a shutdown).
+    case cancelled
     /// The bus refused authentication.
     case rejected(String)
     /// A call's error reply: its D-Bus error name and message.
@@ -24,6 +26,7 @@ package enum BusError: Error, Equatable, CustomStringConvertible {
         case .system(let step, let errno): "\(step): \(SystemErrorText.reason(errno.rawValue))"
         case .ended(let step): "the bus closed the connection (\(step))"
         case .timedOut(let step): "the bus did not answer in time (\(step))"
+        case .cancelled: "cancelled"
         case .rejected(let reply): "the bus refused this process's credentials (\(reply))"
         case .replied(let name, let message): message.isEmpty ? name : "\(name): \(message)"
         case .malformed(let what): "a malformed message from the bus: \(what)"

@@ -57,7 +57,8 @@ public struct LogControlService: Service {
     ///
     /// The connection lives on a thread of its own, blocked in `poll()` on the bus and a wake
     /// fd: an idle daemon's bus costs no wake-up (a Dispatch read source woke the process about
-    /// twice as often, through libdispatch's worker threads).
+    /// twice as often, through libdispatch's worker threads). A shutdown wakes it whether it is
+    /// serving or still connecting, so a bus that never answers does not hold up the stop.
     public func run() async {
         let wake: WakeEventFD
         do {
@@ -66,43 +67,53 @@ public struct LogControlService: Service {
             logger.notice("log control unavailable (systemctl service-log-level cannot reach this daemon): \(error)")
             return
         }
-        let (ends, ended) = AsyncStream<Void>.makeStream()
-        let opened: Result<Void, Failure> = await withCheckedContinuation { opening in
-            let bus = bus, busName = busName, identifier = identifier, control = control, logger = logger
-            let started = PollThread.start(name: "apphost-logctl") {
-                defer { ended.finish() }
-                let connection: Connection
-                do throws(Failure) {
-                    connection = try Connection(bus: bus, busName: busName, identifier: identifier, control: control, logger: logger)
-                } catch {
-                    opening.resume(returning: .failure(error))
-                    return
-                }
-                opening.resume(returning: .success(()))
-                connection.serve(until: wake)
-                connection.close()
+        let (events, sink) = AsyncStream<Result<Void, Failure>>.makeStream()
+        let bus = bus, busName = busName, identifier = identifier, control = control, logger = logger
+        let started = PollThread.start(name: "apphost-logctl") {
+            defer { sink.finish() }
+            let connection: Connection
+            do throws(Failure) {
+                connection = try Connection(bus: bus, busName: busName, identifier: identifier, control: control, logger: logger, cancel: wake)
+            } catch {
+                if !error.isCancellation { sink.yield(.failure(error)) }
+                return
             }
-            if started != 0 { opening.resume(returning: .failure(Failure("no thread for the bus: \(SystemErrorText.reason(started))"))) }
+            sink.yield(.success(()))
+            connection.serve(until: wake)
+            connection.close()
         }
-        if case .failure(let failure) = opened {
-            logger.notice("log control unavailable (systemctl service-log-level cannot reach this daemon): \(failure)")
+        guard started == 0 else {
+            logger.notice("log control unavailable (systemctl service-log-level cannot reach this daemon): no thread for the bus: \(SystemErrorText.reason(started))")
             return
         }
-        logger.debug("log control on the bus as \(busName)")
-        try? await gracefulShutdown()
-        wake.wake()
-        for await _ in ends {}
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                for await event in events {
+                    switch event {
+                    case .success: logger.debug("log control on the bus as \(busName)")
+                    case .failure(let failure): logger.notice("log control unavailable (systemctl service-log-level cannot reach this daemon): \(failure)")
+                    }
+                }
+            } onGracefulShutdown: {
+                wake.wake()
+            }
+        } onCancel: {
+            wake.wake()
+        }
     }
 
     /// Why the bus or the name cannot be had.
     struct Failure: Error, CustomStringConvertible {
         let description: String
+        /// The wait was ended by a shutdown: nothing to tell.
+        var isCancellation = false
 
         init(_ description: String) {
             self.description = description
         }
 
         init(_ error: BusError, busName: String) {
+            isCancellation = error == .cancelled
             switch error {
             case .ended:
                 // dbus-daemon drops a connection whose uid it cannot resolve: a DynamicUser=.
@@ -123,8 +134,9 @@ public struct LogControlService: Service {
         /// Writes waiting for their caller's uid, by the serial of the query that asks for it.
         private var writesAwaitingCaller: [UInt32: BusMessage] = [:]
 
-        /// Connects, then owns `busName`, within 25 seconds (sd-bus's call timeout).
-        init(bus kind: Bus, busName: String, identifier: String, control: LogLevelControl, logger: Logger) throws(Failure) {
+        /// Connects, then owns `busName`, within 25 seconds (sd-bus's call timeout), unless
+        /// `cancel` is woken first.
+        init(bus kind: Bus, busName: String, identifier: String, control: LogLevelControl, logger: Logger, cancel: WakeEventFD) throws(Failure) {
             self.logger = logger
             let deadline = ContinuousClock.now + .seconds(25)
             let owner: UInt32
@@ -133,7 +145,7 @@ public struct LogControlService: Service {
                 case .default: try BusAddress.processDefault(environment: ProcessEnvironment.current, cgroupPath: OwnCgroup.pathBelowManager())
                 case .address(let text): try BusAddress(text)
                 }
-                bus = try BusConnection(address: address, timeout: .seconds(25))
+                bus = try BusConnection(address: address, timeout: .seconds(25), cancel: cancel.fd)
                 object = LogControlObject(identifier: identifier, control: control, trustsEveryCaller: address.isUserBus, ownUID: geteuid())
                 owner = try bus.requestName(busName, until: deadline)
             } catch {
