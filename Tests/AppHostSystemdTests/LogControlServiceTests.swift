@@ -145,17 +145,44 @@ struct LogControlServiceTests {
         }
     }
 
-    @Test("a bus that accepts the connection and never answers does not hold up a graceful shutdown, and is not reported as unavailable")
-    func aMuteBusDoesNotDelayTheStop() async throws {
-        let directory = try makeTemporaryDirectory("apphost-mute-bus")
-        let path = directory + "/bus"
+    /// A listening socket where a bus would be, which the test answers itself (or not at all).
+    static func fakeBus() throws -> (listener: Int32, path: String) {
+        let path = try makeTemporaryDirectory("apphost-fake-bus") + "/bus"
         let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(listener) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
         let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
         try #require(bound == 0 && listen(listener, 4) == 0)
+        return (listener, path)
+    }
+
+    @Test("a bus that answers the authentication with noise: one line that says so, without the raw bytes")
+    func noiseFromTheBusIsNotEchoed() async throws {
+        let (listener, path) = try Self.fakeBus()
+        defer { close(listener) }
+        let logs = CapturedLogs()
+        let service = LogControlService(busName: Self.name, identifier: "x", control: LogLevelControl(), bus: .address("unix:path=\(path)"), logger: logs.logger())
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await service.run() }
+            var pending = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            try #require(poll(&pending, 1, 10_000) == 1, "the service never connected")
+            let peer = accept(listener, nil, nil)
+            defer { close(peer) }
+            var noise = [UInt8](repeating: 0, count: 300)
+            for index in noise.indices { noise[index] = UInt8(truncatingIfNeeded: index &* 151 &+ 7) }
+            noise.append(UInt8(ascii: "\n"))
+            _ = noise.withUnsafeBytes { write(peer, $0.baseAddress, $0.count) }
+        }
+        let lines = logs.all.filter { $0.message.hasPrefix("log control unavailable") }
+        #expect(lines.count == 1, "\(logs.messages)")
+        #expect(lines.first?.message.hasSuffix("bytes that are not a D-Bus reply)") == true, "\(logs.messages)")
+    }
+
+    @Test("a bus that accepts the connection and never answers does not hold up a graceful shutdown, and is not reported as unavailable")
+    func aMuteBusDoesNotDelayTheStop() async throws {
+        let (listener, path) = try Self.fakeBus()
+        defer { close(listener) }
 
         let logs = CapturedLogs()
         let service = LogControlService(busName: Self.name, identifier: "x", control: LogLevelControl(), bus: .address("unix:path=\(path)"), logger: logs.logger())

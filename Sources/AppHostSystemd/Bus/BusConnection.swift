@@ -165,7 +165,11 @@ package final class BusConnection {
         let end = input.firstIndex(of: UInt8(ascii: "\n"))!
         let line = String(decoding: input[..<end].prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self)
         consume(end + 1)
-        guard line.hasPrefix("OK ") else { throw .rejected(line) }
+        guard line.hasPrefix("OK ") else {
+            // Said as the bus said it, if it is text: no raw bytes into the journal.
+            let printable = line.utf8.count <= 200 && line.unicodeScalars.allSatisfy { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F }
+            throw .rejected(printable ? line : "\(line.utf8.count) bytes that are not a D-Bus reply")
+        }
         try write(Array("BEGIN\r\n".utf8), step: "authentication")
     }
 
