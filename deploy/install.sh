@@ -48,8 +48,10 @@ if [ ! -f "$binary" ] || [ ! -x "$binary" ]; then
   echo "install.sh: $binary is not an executable file" >&2
   exit 1
 fi
-if ! version=$("$binary" --version 2>&1); then
-  echo "install.sh: $binary does not run ($version): build it with bash scripts/build-release.sh" >&2
+status=0
+version=$("$binary" --version 2>&1) || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "install.sh: $binary --version failed (exit $status${version:+: $(printf '%s' "$version" | head -c 300)}): build it with bash scripts/build-release.sh" >&2
   exit 1
 fi
 if ! command -v strip >/dev/null; then

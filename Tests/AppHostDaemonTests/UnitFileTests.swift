@@ -19,7 +19,7 @@ struct UnitFileTests {
             .first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// Runs `systemd-analyze arguments`, returning exit status and stdout+stderr.
+    /// Runs `tool arguments` (systemd-analyze, install.sh), returning exit status and stdout+stderr.
     static func analyze(_ tool: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
@@ -35,6 +35,23 @@ struct UnitFileTests {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test(
+        "install.sh refuses a binary that does not run (a static PIE built with an rpath crashes at start), says its exit status, and installs nothing",
+        .enabled(if: getuid() == 0, "install.sh runs only as root")
+    )
+    func installRefusesABinaryThatDoesNotRun() throws {
+        let directory = try makeTemporaryDirectory("apphost-install")
+        let binary = directory + "/apphostd"
+        try "#!/bin/sh\nexit 3\n".write(toFile: binary, atomically: true, encoding: .utf8)
+        chmod(binary, 0o755)
+        let root = directory + "/root"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let result = try Self.analyze("/bin/bash", [PackagePaths.root + "/deploy/install.sh", binary, root])
+        #expect(result.status == 1, "\(result.output)")
+        #expect(result.output.contains("--version failed (exit 3)") && result.output.contains("scripts/build-release.sh"), "\(result.output)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root).isEmpty, "install.sh wrote into the root before refusing")
     }
 
     @Test func unitDeclaresTheContract() throws {
