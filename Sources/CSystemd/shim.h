@@ -1,6 +1,6 @@
 #ifndef CSYSTEMD_SHIM_H
 #define CSYSTEMD_SHIM_H
-/* sd-bus's declarations; CAppHostShims defines the functions the daemon calls, loading
- * libsystemd.so.0 on first use. */
+/* sd-bus, for the tests' stand-in notification server only: the daemon speaks D-Bus itself
+ * (AppHostSystemd's BusConnection) and links no libsystemd. */
 #include <systemd/sd-bus.h>
 #endif

@@ -42,7 +42,11 @@ import Testing
         #expect(control.level == .info)
         #expect(object.complete(pending, callerUID: 1000)?.kind == .methodReturn)
         #expect(control.level == .debug)
-        #expect(object.complete(Self.setLogLevel("info"), callerUID: 0)?.kind == .methodReturn)
+        guard case .askCallerUID(let rootsWrite) = object.handle(Self.setLogLevel("info")) else {
+            Issue.record("the write was answered before the caller was known")
+            return
+        }
+        #expect(object.complete(rootsWrite, callerUID: 0)?.kind == .methodReturn)
         #expect(control.level == .info)
     }
 

@@ -149,10 +149,7 @@ struct LogControlServiceTests {
     static func fakeBus() throws -> (listener: Int32, path: String) {
         let path = try makeTemporaryDirectory("apphost-fake-bus") + "/bus"
         let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let bound = withUnixAddress(pathBytes: Array(path.utf8)) { bind(listener, $0, $1) }
         try #require(bound == 0 && listen(listener, 4) == 0)
         return (listener, path)
     }

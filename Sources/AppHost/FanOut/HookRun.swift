@@ -54,7 +54,7 @@ final class HookRun: Sendable {
             calls[index].application.context.metrics.recordHook(calls[index].hook.name, duration: endedAt - startedAt)
             // Records the answer and starts the next call in one step: a call ends when the
             // next one starts (one clock read and one lock per call).
-            let recorded = progress.withLock { progress -> HookResult? in
+            let recorded = progress.withLock { progress -> (result: HookResult, goesOn: Bool)? in
                 guard progress.handedOverAt == nil else { return nil }
                 // A call that answered after its deadline overran, even when the loop's timer
                 // had no thread to wake on before the answer came (a starved pool).
@@ -64,13 +64,13 @@ final class HookRun: Sendable {
                 let goesOn = index + 1 < calls.count && !(stopsAtFailure && recorded != .returned(true))
                 progress.position = goesOn ? index + 1 : calls.count
                 progress.startedAt = goesOn ? endedAt : nil
-                return recorded
+                return (recorded, goesOn)
             }
             guard let recorded else {
                 answers.yield(.lateAnswer(serviceID: calls[index].serviceID, hook: calls[index].hook.name, result))
                 return
             }
-            if stopsAtFailure, recorded != .returned(true) { break }
+            if !recorded.goesOn { break }
             startedAt = endedAt
         }
         answers.yield(.runFinished(token: token))

@@ -88,7 +88,7 @@ final class DesktopNotificationSink: NotificationSink {
         if let connection { return connection }
         guard let address else { throw DesktopNotificationError(step: "connect", message: "no session bus") }
         do {
-            let bus = try BusConnection(address: BusAddress(address, isUserBus: true), timeout: callTimeout)
+            let bus = try BusConnection(address: BusAddress(address), until: .now + callTimeout)
             connection = bus
             return bus
         } catch {

@@ -29,19 +29,15 @@ package final class BusConnection {
     private var queued: [BusMessage] = []
     private var lastSerial: UInt32 = 0
 
-    /// The descriptor to poll for `POLLIN`.
-    var fileDescriptor: Int32 { socket.rawValue }
-
-    /// Connects, authenticates and says `Hello`, each within `timeout`; a readable `cancel`
-    /// (an eventfd a shutdown writes) ends this and every later wait at once.
-    package init(address: BusAddress, timeout: Duration = .seconds(25), cancel: Int32? = nil) throws(BusError) {
+    /// Connects, authenticates and says `Hello` by `deadline`; a readable `cancel` (an eventfd
+    /// a shutdown writes) ends this and every later wait at once.
+    package init(address: BusAddress, until deadline: ContinuousClock.Instant, cancel: Int32? = nil) throws(BusError) {
         self.cancel = cancel
-        let deadline = ContinuousClock.now + timeout
         var failure = BusError.unsupportedAddress(address.text)
         var connected: FileDescriptor?
         // A send timeout bounds connect() too (a bus whose backlog is full) and every write.
-        let (seconds, attoseconds) = max(timeout, .milliseconds(1)).components
-        var sendTimeout = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+        let timeout = max(deadline - ContinuousClock.now, .milliseconds(1)).wholeMicroseconds
+        var sendTimeout = timeval(tv_sec: Int(timeout / 1_000_000), tv_usec: Int(timeout % 1_000_000))
         for endpoint in address.sockets where connected == nil {
             let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else { throw .system(step: "socket", Errno(rawValue: errno)) }
@@ -121,10 +117,10 @@ package final class BusConnection {
         return try takeMessage()
     }
 
-    /// Reads what the socket has now (after `poll()` said so), without waiting.
-    /// - Throws: `.ended` once the bus closed the connection.
-    func receiveAvailable() throws(BusError) {
-        try read(step: "reading")
+    /// Waits, without a deadline, until the bus sends more, and reads it.
+    /// - Throws: `.cancelled` once `cancel` is woken; `.ended` once the bus closed the connection.
+    func waitForInput() throws(BusError) {
+        try fill(until: nil, step: "reading")
     }
 
     private func takeMessage() throws(BusError) -> BusMessage? {
@@ -173,13 +169,15 @@ package final class BusConnection {
         try write(Array("BEGIN\r\n".utf8), step: "authentication")
     }
 
-    /// Waits until the socket has bytes, or `deadline`, and reads them.
-    private func fill(until deadline: ContinuousClock.Instant, step: String) throws(BusError) {
+    /// Waits until the socket has bytes, or `deadline` (none: for good), and reads them.
+    private func fill(until deadline: ContinuousClock.Instant?, step: String) throws(BusError) {
         while true {
-            let remaining = deadline - ContinuousClock.now
-            guard remaining > .zero else { throw .timedOut(step: step) }
-            let (seconds, attoseconds) = remaining.components
-            let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+            var milliseconds: Int32 = -1
+            if let deadline {
+                let remaining = deadline - ContinuousClock.now
+                guard remaining > .zero else { throw .timedOut(step: step) }
+                milliseconds = Int32(clamping: remaining.wholeMicroseconds / 1000 + 1)
+            }
             var descriptors = [
                 pollfd(fd: socket.rawValue, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: cancel ?? -1, events: Int16(POLLIN), revents: 0),

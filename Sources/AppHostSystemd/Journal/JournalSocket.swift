@@ -45,17 +45,12 @@ final class JournalSocket: Sendable {
     /// The socket, opened now if no attempt succeeded yet; room for large records (8 MiB),
     /// past it the memfd.
     private func opened(to address: NotifySocketAddress) throws(Errno) -> NotifyDatagramSocket {
-        let made: Result<NotifyDatagramSocket, Errno> = socket.withLock { socket in
-            if let socket { return .success(socket) }
-            do throws(Errno) {
-                let opened = try NotifyDatagramSocket(address: address, sendBuffer: 8 << 20)
-                socket = opened
-                return .success(opened)
-            } catch {
-                return .failure(error)
-            }
+        try socket.withLock { socket throws(Errno) -> NotifyDatagramSocket in
+            if let socket { return socket }
+            let opened = try NotifyDatagramSocket(address: address, sendBuffer: 8 << 20)
+            socket = opened
+            return opened
         }
-        return try made.get()
     }
 
     /// The record's bytes; nil when a field has no `=`.

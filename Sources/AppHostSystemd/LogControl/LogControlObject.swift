@@ -27,7 +27,7 @@ struct LogControlObject {
     enum Outcome: Equatable {
         case reply(BusMessage)
         /// Ask the bus for the caller's uid, then `complete` the write with it.
-        case askCallerUID(BusMessage)
+        case askCallerUID(PendingWrite)
         /// The call wanted no reply, or the message is not a call.
         case none
     }
@@ -40,16 +40,18 @@ struct LogControlObject {
     }
 
     /// The `GetConnectionUnixUser` call that asks for `write`'s caller.
-    static func callerUIDQuery(for write: BusMessage) -> BusMessage {
+    static func callerUIDQuery(for write: PendingWrite) -> BusMessage {
         var argument = BusWriter()
-        argument.string(write.sender ?? "")
+        argument.string(write.call.sender ?? "")
         return .call(destination: BusConnection.driver, path: BusConnection.driverPath, interface: BusConnection.driver, member: "GetConnectionUnixUser", signature: "s", body: argument.bytes)
     }
 
     /// The reply to a `Set` whose caller's uid the bus gave (`nil`: the bus did not say).
-    func complete(_ write: BusMessage, callerUID: UInt32?) -> BusMessage? {
-        let reply = set(write, privileged: callerUID.map { $0 == 0 || $0 == ownUID } ?? false)
-        return write.wantsReply ? reply : nil
+    func complete(_ write: PendingWrite, callerUID: UInt32?) -> BusMessage? {
+        let reply = callerUID.map { $0 == 0 || $0 == ownUID } ?? false
+            ? apply(write)
+            : write.call.errorReply("org.freedesktop.DBus.Error.AccessDenied", "Access to \(Self.interface).\(write.property)() not permitted.")
+        return write.call.wantsReply ? reply : nil
     }
 
     private func answer(_ call: BusMessage, member: String) -> Outcome {
@@ -105,7 +107,9 @@ struct LogControlObject {
             guard type == "s" else {
                 return .reply(call.errorReply("org.freedesktop.DBus.Error.InvalidArgs", "Incorrect parameters for property '\(property)', expected 's', got '\(type)'."))
             }
-            return trustsEveryCaller ? .reply(set(call, privileged: true)) : .askCallerUID(call)
+            guard let value = try? reader.string() else { return .reply(invalidArguments(call)) }
+            let write = PendingWrite(call: call, property: property, value: value)
+            return trustsEveryCaller ? .reply(apply(write)) : .askCallerUID(write)
         case ("Get", _), ("GetAll", _), ("Set", _):
             return .reply(invalidArguments(call))
         default:
@@ -113,24 +117,23 @@ struct LogControlObject {
         }
     }
 
-    private func set(_ call: BusMessage, privileged: Bool) -> BusMessage {
-        var reader = call.bodyReader
-        guard let _ = try? reader.string(), let property = try? reader.string() else { return invalidArguments(call) }
-        guard privileged else {
-            return call.errorReply("org.freedesktop.DBus.Error.AccessDenied", "Access to \(Self.interface).\(property)() not permitted.")
-        }
-        guard let _ = try? reader.signature(), let text = try? reader.string() else { return invalidArguments(call) }
-        switch property {
-        case "LogLevel":
-            guard let level = Self.level(systemdName: text) else { return invalid(call, property, text) }
+    /// A `Set` of a writable property, checked and read, that waits for the caller's uid.
+    struct PendingWrite: Equatable {
+        let call: BusMessage
+        /// `LogLevel` or `LogTarget`.
+        let property: String
+        let value: String
+    }
+
+    private func apply(_ write: PendingWrite) -> BusMessage {
+        if write.property == "LogLevel" {
+            guard let level = Self.level(systemdName: write.value) else { return invalid(write) }
             control.level = level
-        case "LogTarget":
-            guard let target = LogLevelControl.Target(rawValue: text) else { return invalid(call, property, text) }
+        } else {
+            guard let target = LogLevelControl.Target(rawValue: write.value) else { return invalid(write) }
             control.target = target
-        default:
-            return unknownProperty(call)
         }
-        return call.reply()
+        return write.call.reply()
     }
 
     private func value(of property: String) -> String? {
@@ -142,8 +145,8 @@ struct LogControlObject {
         }
     }
 
-    private func invalid(_ call: BusMessage, _ property: String, _ text: String) -> BusMessage {
-        call.errorReply("org.freedesktop.DBus.Error.InvalidArgs", "Invalid \(property): \"\(text)\"")
+    private func invalid(_ write: PendingWrite) -> BusMessage {
+        write.call.errorReply("org.freedesktop.DBus.Error.InvalidArgs", "Invalid \(write.property): \"\(write.value)\"")
     }
 
     private func invalidArguments(_ call: BusMessage) -> BusMessage {
@@ -194,9 +197,7 @@ struct LogControlObject {
     }
 
     private static func machineID() -> String? {
-        guard let file = try? FileDescriptor.open("/etc/machine-id", .readOnly, options: .closeOnExec) else { return nil }
-        defer { try? file.close() }
-        guard let bytes = try? file.readAll(limit: 64) else { return nil }
+        guard let bytes = try? AtomicFile.read("/etc/machine-id") else { return nil }
         let id = String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
         return id.count == 32 ? id : nil
     }

@@ -79,7 +79,7 @@ public struct LogControlService: Service {
                 return
             }
             sink.yield(.success(()))
-            connection.serve(until: wake)
+            connection.serve()
             connection.close()
         }
         guard started == 0 else {
@@ -132,7 +132,7 @@ public struct LogControlService: Service {
         private let object: LogControlObject
         private let logger: Logger
         /// Writes waiting for their caller's uid, by the serial of the query that asks for it.
-        private var writesAwaitingCaller: [UInt32: BusMessage] = [:]
+        private var writesAwaitingCaller: [UInt32: LogControlObject.PendingWrite] = [:]
 
         /// Connects, then owns `busName`, within 25 seconds (sd-bus's call timeout), unless
         /// `cancel` is woken first.
@@ -145,7 +145,7 @@ public struct LogControlService: Service {
                 case .default: try BusAddress.processDefault(environment: ProcessEnvironment.current, cgroupPath: OwnCgroup.pathBelowManager())
                 case .address(let text): try BusAddress(text)
                 }
-                bus = try BusConnection(address: address, timeout: .seconds(25), cancel: cancel.fd)
+                bus = try BusConnection(address: address, until: deadline, cancel: cancel.fd)
                 object = LogControlObject(identifier: identifier, control: control, trustsEveryCaller: address.isUserBus, ownUID: geteuid())
                 owner = try bus.requestName(busName, until: deadline)
             } catch {
@@ -158,21 +158,15 @@ public struct LogControlService: Service {
             }
         }
 
-        /// Answers calls until `wake` is woken or the bus goes away.
-        func serve(until wake: WakeEventFD) {
+        /// Answers calls until the wake fd given at `init` is woken or the bus goes away.
+        func serve() {
             do throws(BusError) {
                 while true {
                     while let message = try bus.nextMessage() { try handle(message) }
-                    var descriptors = [
-                        pollfd(fd: bus.fileDescriptor, events: Int16(POLLIN), revents: 0),
-                        pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0),
-                    ]
-                    if poll(&descriptors, nfds_t(descriptors.count), -1) < 0, errno != EINTR {
-                        throw BusError.system(step: "poll", Errno(rawValue: errno))
-                    }
-                    if descriptors[1].revents != 0 { return }
-                    if descriptors[0].revents != 0 { try bus.receiveAvailable() }
+                    try bus.waitForInput()
                 }
+            } catch .cancelled {
+                return
             } catch {
                 logger.notice("log control: the bus connection ended: \(error)")
             }
