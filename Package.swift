@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Linux only: the edge reads signals through signalfd and talks to systemd over its sockets,
+// Linux only: the edge reads signals through signalfd and talks to systemd through libsystemd,
 // so no Apple platform is listed.
 let package = Package(
     name: "apphostd",
@@ -29,11 +29,12 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // sd-bus, for the tests' stand-in notification server only: the daemon speaks the notify,
-        // journal and D-Bus protocols itself (SystemdNotifier, JournalSocket, BusConnection) and
-        // links no libsystemd.
+        // libsystemd, how the daemon talks to systemd: sd_notify, the journal, the fds systemd
+        // passes, the watchdog's settings (and, for the tests' stand-in notification server,
+        // sd-bus). The target machine needs libsystemd0 (deploy/INSTALL.md).
         .systemLibrary(
             name: "CSystemd",
+            pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
         // libyaml, the reference C YAML parser: the config file's reader, without Foundation.
@@ -44,8 +45,9 @@ let package = Package(
         ),
         // What Glibc's Swift module lacks: signalfd, SIGRTMIN, malloc_trim, pthread_sigmask helpers.
         .target(name: "CAppHostShims"),
-        // Linked into the daemon only: blocks the lifecycle signals before any thread exists.
-        .target(name: "CApphostdPrelude", dependencies: ["CAppHostShims"]),
+        // Linked into the daemon only: blocks the lifecycle signals and takes systemd's fds
+        // (sd_listen_fds_with_names) before any thread exists.
+        .target(name: "CApphostdPrelude", dependencies: ["CAppHostShims"], linkerSettings: [.linkedLibrary("systemd")]),
         .target(
             name: "AppHost",
             dependencies: [
@@ -60,6 +62,7 @@ let package = Package(
             dependencies: [
                 "AppHost",
                 "CAppHostShims",
+                "CSystemd",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -125,9 +128,14 @@ let package = Package(
         .target(
             name: "NotificationTestSupport",
             dependencies: ["AppHostTestKit", "AppHostTestSupport", "CSystemd"],
-            path: "Tests/NotificationTestSupport",
-            // The test notification server serves with sd-bus calls the daemon never makes.
-            linkerSettings: [.linkedLibrary("systemd")]
+            path: "Tests/NotificationTestSupport"
+        ),
+        // A program the tests run with an environment of their own: libsystemd reads
+        // `$NOTIFY_SOCKET`, `$WATCHDOG_USEC` and `$LISTEN_FDS` from the process's.
+        .executableTarget(
+            name: "apphost-systemd-probe",
+            dependencies: ["AppHost", "AppHostSystemd", "CApphostdPrelude", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/SystemdProbe"
         ),
         // Stand-ins for server frameworks' type names, for the name-clash test.
         .target(name: "ServerFrameworkNames", path: "Tests/ServerFrameworkNames"),

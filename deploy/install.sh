@@ -51,6 +51,18 @@ fi
 status=0
 version=$("$binary" --version 2>&1) || status=$?
 if [ "$status" -ne 0 ]; then
+  # The dynamic loader's own words: "error while loading shared libraries: NAME: cannot open ...".
+  missing=$(printf '%s' "$version" | sed -n 's/.*error while loading shared libraries: \([^:]*\):.*/\1/p' | head -n 1)
+  if [ -n "$missing" ]; then
+    case "$missing" in
+      libsystemd.so.*) package=libsystemd0 ;;
+      libyaml-0.so.*) package=libyaml-0-2 ;;
+      libstdc++.so.*) package=libstdc++6 ;;
+      *) package="the package that has $missing" ;;
+    esac
+    echo "install.sh: $binary needs the shared library $missing, which this machine lacks: install $package (apt-get install $package)" >&2
+    exit 1
+  fi
   echo "install.sh: $binary --version failed (exit $status${version:+: $(printf '%s' "$version" | head -c 300)}): build it with bash scripts/build-release.sh" >&2
   exit 1
 fi

@@ -1,28 +1,20 @@
 #!/usr/bin/env bash
 # The release binary as deploy/INSTALL.md installs it: .build/release/apphostd (or under the
-# --scratch-path given). Arguments go to `swift build` (--scratch-path DIR, --show-bin-path),
-# but for --no-pie, which this script takes.
+# --scratch-path given). Arguments go to `swift build` (--scratch-path DIR, --show-bin-path).
 #
-# A static PIE: the Swift runtime, glibc, libstdc++ and libyaml linked in, loaded at a random
-# address and relocated by itself, with no dynamic loader and no shared library. Each instance
-# starts about 1.3 ms sooner and keeps about 135 KiB less private memory than the dynamically
-# linked PIE (Benchmarks/README.md, "A static PIE"), and the target needs no library at all.
-# --disable-local-rpath: glibc's self-relocation refuses an image with an rpath, which SwiftPM
-# otherwise adds. -Wno-unused-command-line-argument: the swift driver's own -pie is then unused.
-#
-# --no-pie: a static executable at a fixed address instead. Its relocated data is then shared
-# by every instance (about 340 KiB less private memory each, for a fleet of daemons on one
-# machine), at the cost of the image's address randomisation (deploy/INSTALL.md).
+# A PIE with the Swift runtime linked in (--static-swift-stdlib) and the distribution's shared
+# libraries for the rest: glibc, libstdc++, libsystemd.so.0 and libyaml, so a security update of
+# any of them reaches the daemon without a rebuild, and NSS modules load. lld packs the relative
+# relocations (DT_RELR: glibc 2.36 or later on the target; Debian 12 has 2.36) and keeps the
+# daemon's own symbols out of the dynamic symbol table (Package.swift). The target needs the
+# Debian packages libsystemd0 and libyaml-0-2 (deploy/INSTALL.md).
+# --disable-local-rpath: no rpath into the build directory; every library comes from the system.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-link=(-Xswiftc -Xclang-linker -Xswiftc -static-pie)
-arguments=()
 for argument in "$@"; do
   if [ "$argument" = --no-pie ]; then
-    link=(-Xswiftc -Xclang-linker -Xswiftc -static -Xswiftc -Xclang-linker -Xswiftc -no-pie)
-  else
-    arguments+=("$argument")
+    echo "build-release.sh: --no-pie is gone: the release build is one dynamically linked PIE (deploy/INSTALL.md)" >&2
+    exit 2
   fi
 done
-exec swift build -c release --product apphostd --static-swift-stdlib --disable-local-rpath "${link[@]}" \
-  -Xswiftc -Xclang-linker -Xswiftc -Wno-unused-command-line-argument "${arguments[@]}"
+exec swift build -c release --product apphostd --static-swift-stdlib --disable-local-rpath "$@"

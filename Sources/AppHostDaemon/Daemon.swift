@@ -18,7 +18,7 @@ struct Daemon: Sendable {
 
     /// Runs until terminated; returns the exit status.
     func run() async -> ExitStatus {
-        let notifier = SystemdNotifier(environment: environment)
+        let notifier = SystemdNotifier()
         // A config the daemon cannot run: every problem on stderr, the first in `STATUS=`.
         func refuse(_ errors: InvalidConfiguration) -> ExitStatus {
             for line in errors.lines(commandName: identity.commandName) { StandardError.writeError(line) }
@@ -89,7 +89,13 @@ struct Daemon: Sendable {
             return refuse(error)
         }
 
-        let watchdog = WatchdogSettings.fromEnvironment(environment)
+        let watchdog: WatchdogSettings?
+        do {
+            watchdog = try WatchdogSettings.fromEnvironment()
+        } catch {
+            logger.warning("watchdog off: $WATCHDOG_USEC=\(environment["WATCHDOG_USEC"] ?? "") $WATCHDOG_PID=\(environment["WATCHDOG_PID"] ?? "") are not what systemd sets (\(error)); no pings are sent")
+            watchdog = nil
+        }
         let reporter = SystemdNotifyService(host: host, notifier: notifier, reloadStatus: "reloading \(configPath)", triggersWatchdog: watchdog != nil)
         let reloader = Reloader(configPath: configPath, loader: loader, registry: registry, logger: logger, recorder: ReloadRecorder(stateDirectory: configuration.stateDirectory), metrics: configuration.metrics)
         // One thread for the OS edge's poll loops: the signal reader and the memory-pressure

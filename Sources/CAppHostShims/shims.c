@@ -231,28 +231,3 @@ long apphost_receive_with_fds(int socket, void *data, size_t size, int *fds, int
     }
     return (long)received;
 }
-
-/// A decimal count with nothing around it, or -1.
-static long parse_count(const char *text) {
-    if (text == NULL || *text < '0' || *text > '9') return -1;
-    char *end = NULL;
-    errno = 0;
-    long value = strtol(text, &end, 10);
-    if (errno != 0 || *end != '\0') return -1;
-    return value;
-}
-
-int apphost_claim_listen_fds(const char *listen_pid, const char *listen_fds, pid_t self, int first) {
-    if (parse_count(listen_pid) != (long)self) return 0;
-    long count = parse_count(listen_fds);
-    if (count <= 0 || first < 0) return 0;
-    if (count > INT_MAX - first) count = INT_MAX - first;
-    int claimed = 0;
-    for (long fd = first; fd < first + count; fd++) {
-        int flags = fcntl((int)fd, F_GETFD);
-        if (flags < 0) break;
-        if ((flags & FD_CLOEXEC) == 0 && fcntl((int)fd, F_SETFD, flags | FD_CLOEXEC) < 0) break;
-        claimed++;
-    }
-    return claimed;
-}

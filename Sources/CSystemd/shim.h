@@ -1,6 +1,9 @@
 #ifndef CSYSTEMD_SHIM_H
 #define CSYSTEMD_SHIM_H
-/* sd-bus, for the tests' stand-in notification server only: the daemon speaks D-Bus itself
- * (AppHostSystemd's BusConnection) and links no libsystemd. */
+/* libsystemd, how the daemon talks to systemd: sd-daemon (sd_notify, sd_pid_notify_with_fds,
+ * sd_watchdog_enabled), sd-journal (sd_journal_sendv), sd-bus and sd-event. */
 #include <systemd/sd-bus.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+#include <systemd/sd-journal.h>
 #endif

@@ -38,7 +38,7 @@ struct UnitFileTests {
     }
 
     @Test(
-        "install.sh refuses a binary that does not run (a static PIE built with an rpath crashes at start), says its exit status, and installs nothing",
+        "install.sh refuses a binary that does not run, says its exit status, and installs nothing",
         .enabled(if: getuid() == 0, "install.sh runs only as root")
     )
     func installRefusesABinaryThatDoesNotRun() throws {
@@ -51,6 +51,30 @@ struct UnitFileTests {
         let result = try Self.analyze("/bin/bash", [PackagePaths.root + "/deploy/install.sh", binary, root])
         #expect(result.status == 1, "\(result.output)")
         #expect(result.output.contains("--version failed (exit 3)") && result.output.contains("scripts/build-release.sh"), "\(result.output)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root).isEmpty, "install.sh wrote into the root before refusing")
+    }
+
+    @Test(
+        "install.sh refuses a binary whose shared library is missing, names the library and the package to install, and installs nothing",
+        .enabled(if: getuid() == 0, "install.sh runs only as root")
+    )
+    func installNamesAMissingLibrary() throws {
+        let directory = try makeTemporaryDirectory("apphost-install")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A program linked against a library that is then taken away, as libsystemd0 would be.
+        try "int gone(void) { return 0; }\n".write(toFile: directory + "/gone.c", atomically: true, encoding: .utf8)
+        try "int gone(void);\nint main(void) { return gone(); }\n".write(toFile: directory + "/main.c", atomically: true, encoding: .utf8)
+        let library = try Self.analyze("/usr/bin/gcc", ["-shared", "-fPIC", "-o", directory + "/libapphostgone.so.0", directory + "/gone.c", "-Wl,-soname,libapphostgone.so.0"])
+        try #require(library.status == 0, "\(library.output)")
+        let binary = directory + "/apphostd"
+        let program = try Self.analyze("/usr/bin/gcc", ["-o", binary, directory + "/main.c", directory + "/libapphostgone.so.0"])
+        try #require(program.status == 0, "\(program.output)")
+        try FileManager.default.removeItem(atPath: directory + "/libapphostgone.so.0")
+        let root = directory + "/root"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let result = try Self.analyze("/bin/bash", [PackagePaths.root + "/deploy/install.sh", binary, root])
+        #expect(result.status == 1, "\(result.output)")
+        #expect(result.output.contains("needs the shared library libapphostgone.so.0, which this machine lacks"), "\(result.output)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: root).isEmpty, "install.sh wrote into the root before refusing")
     }
 

@@ -1,67 +1,41 @@
-import CAppHostShims
-import Glibc
 import Testing
 
-/// `apphost_claim_listen_fds`, which the daemon's prelude runs on `$LISTEN_PID`/`$LISTEN_FDS`
-/// before any thread: the fds must not reach a program the daemon starts.
+/// The daemon's prelude takes systemd's fds with `sd_listen_fds_with_names` before any thread:
+/// counted, named, close-on-exec (so no stored fd reaches a program the daemon starts) and out of
+/// the environment. The probe links the same prelude and is started the way systemd starts it.
 @Suite struct ListenFileDescriptorsTests {
-    /// Opens pipes at `first`, `first + 1`, … (`count` of them) without close-on-exec, as systemd
-    /// passes fds; returns the other ends to close.
-    private func openWithoutCloseOnExec(at first: Int32, count: Int32) throws -> [Int32] {
-        var others: [Int32] = []
-        for fd in first..<(first + count) {
-            try #require(fcntl(fd, F_GETFD) < 0, "fd \(fd) is taken")
-            let pipe = try makePipe()
-            #expect(dup2(pipe.read, fd) == fd)
-            close(pipe.read)
-            others.append(pipe.write)
-        }
-        return others
+    /// Opens fds 3 and 4 without close-on-exec and sets `$LISTEN_PID` to the probe's pid.
+    private func probe(fds: String, names: String?) throws -> [String] {
+        let namesLine = names.map { "LISTEN_FDNAMES='\($0)' " } ?? ""
+        return try SystemdProbe.lines(["listen-fds"], shell: #"exec 3</dev/null 4</dev/null; LISTEN_PID=$$ LISTEN_FDS="# + fds + " " + namesLine + #"exec "$@""#)
     }
 
-    private func isCloseOnExec(_ fd: Int32) -> Bool {
-        fcntl(fd, F_GETFD) & FD_CLOEXEC != 0
+    @Test func ourFdsAreNamedMadeCloseOnExecAndTakenOutOfTheEnvironment() throws {
+        #expect(try probe(fds: "2", names: "stray:apphost-state") == [
+            "count=2 names=stray:apphost-state", "fd 3 cloexec=true", "fd 4 cloexec=true", "LISTEN_FDS=- LISTEN_FDNAMES=-",
+        ])
     }
 
-    @Test func ourFdsBecomeCloseOnExecAndAreCounted() throws {
-        let first: Int32 = 920
-        let others = try openWithoutCloseOnExec(at: first, count: 2)
-        defer { for fd in others + [first, first + 1] { close(fd) } }
-        #expect(!isCloseOnExec(first))
-
-        #expect(apphost_claim_listen_fds("\(getpid())", "2", getpid(), first) == 2)
-        #expect(isCloseOnExec(first) && isCloseOnExec(first + 1))
+    @Test func fdsWithoutNamesAreUnknown() throws {
+        #expect(try probe(fds: "1", names: nil).first == "count=1 names=unknown")
     }
 
-    @Test func countingStopsAtTheFirstFdThatIsNotOpen() throws {
-        let first: Int32 = 930
-        let others = try openWithoutCloseOnExec(at: first, count: 1)
-        defer { for fd in others + [first] { close(fd) } }
-        try #require(fcntl(first + 1, F_GETFD) < 0)
-
-        #expect(apphost_claim_listen_fds("\(getpid())", "3", getpid(), first) == 1)
-        #expect(isCloseOnExec(first))
+    @Test("names that do not match the count (sd_listen_fds_with_names' EINVAL) keep the fds, named by position")
+    func mismatchedNamesKeepTheFds() throws {
+        #expect(try probe(fds: "2", names: "apphost-state") == [
+            "count=2 names=apphost-state", "fd 3 cloexec=true", "fd 4 cloexec=true", "LISTEN_FDS=- LISTEN_FDNAMES=-",
+        ])
     }
 
     @Test func anotherProcesssFdsAreLeftAlone() throws {
-        let first: Int32 = 940
-        let others = try openWithoutCloseOnExec(at: first, count: 1)
-        defer { for fd in others + [first] { close(fd) } }
-
-        #expect(apphost_claim_listen_fds("\(getpid() + 1)", "1", getpid(), first) == 0)
-        #expect(!isCloseOnExec(first))
+        let lines = try SystemdProbe.lines(["listen-fds"], shell: #"exec 3</dev/null; LISTEN_PID=1 LISTEN_FDS=1 exec "$@""#)
+        #expect(lines.first == "count=0 names=-")
     }
 
     @Test func valuesThatAreNotCountsClaimNothing() throws {
-        let first: Int32 = 950
-        let others = try openWithoutCloseOnExec(at: first, count: 1)
-        defer { for fd in others + [first] { close(fd) } }
-        let pid = "\(getpid())"
-        for (listenPID, listenFDs) in [(pid, "1x"), (pid, ""), (pid, "-1"), (pid, " 1"), (pid, "0"), ("", "1"), ("\(pid)abc", "1")] {
-            #expect(apphost_claim_listen_fds(listenPID, listenFDs, getpid(), first) == 0, "LISTEN_PID=\(listenPID) LISTEN_FDS=\(listenFDs)")
+        for value in ["1x", "", "-1", "0"] {
+            let lines = try SystemdProbe.lines(["listen-fds"], shell: #"exec 3</dev/null; LISTEN_PID=$$ LISTEN_FDS=""# + value + #"" exec "$@""#)
+            #expect(lines.first == "count=0 names=-", "LISTEN_FDS=\(value)")
         }
-        #expect(apphost_claim_listen_fds(nil, "1", getpid(), first) == 0)
-        #expect(apphost_claim_listen_fds(pid, nil, getpid(), first) == 0)
-        #expect(!isCloseOnExec(first))
     }
 }

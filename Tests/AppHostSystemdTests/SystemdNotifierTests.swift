@@ -3,6 +3,8 @@ import Foundation
 import Glibc
 import Testing
 
+/// `SystemdNotifier` is `sd_notify`, which reads the process's `$NOTIFY_SOCKET`: each test runs
+/// the probe with a socket of its own.
 @Suite struct SystemdNotifierTests {
     private func monotonicNow() -> UInt64 {
         var now = timespec()
@@ -10,38 +12,32 @@ import Testing
         return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
     }
 
-    @Test func isANoOpWithoutNotifySocket() {
-        let notifier = SystemdNotifier(environment: [:])
-        #expect(!notifier.isEnabled)
-        #expect(!notifier.send([("READY", "1")]))
-        notifier.ready(status: "active")  // must not crash or block
-        #expect(!SystemdNotifier(environment: ["NOTIFY_SOCKET": ""]).isEnabled)
-        #expect(!SystemdNotifier(environment: ["NOTIFY_SOCKET": "relative/path"]).isEnabled)
+    @Test func isANoOpWithoutNotifySocket() throws {
+        #expect(try SystemdProbe.lines(["notify", "ready:active", "send:READY=1"]) == ["disabled", "done", "not sent"])
+        #expect(try SystemdProbe.lines(["notify", "send:READY=1"], environment: ["NOTIFY_SOCKET": ""]) == ["disabled", "not sent"])
+        // libsystemd refuses what is neither a path nor an abstract name.
+        #expect(try SystemdProbe.lines(["notify", "send:READY=1"], environment: ["NOTIFY_SOCKET": "relative/path"]) == ["enabled", "not sent"])
     }
 
     @Test func sendsTheProtocolToAPathSocket() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let receiver = try DatagramReceiver(directory.file("notify"))
-        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": receiver.notifySocket])
-        #expect(notifier.isEnabled)
-        #expect(notifier.address == NotifySocketAddress(receiver.notifySocket))
-
-        notifier.ready(status: "active · 4 services")
+        let steps = [
+            "ready:active · 4 services", "status:background", "stopping:terminating", "extend-ms:5000", "extend-ms:1500",
+            "launch-failed:5:launch failed: analytics failed willFinishLaunching: boom", "ping",
+            "trigger:unhealthy", "send:A=1|B=two\nlines",
+        ]
+        let printed = try SystemdProbe.lines(["notify"] + steps, environment: ["NOTIFY_SOCKET": receiver.notifySocket])
+        #expect(printed == ["enabled"] + Array(repeating: "done", count: steps.count - 1) + ["sent"])
         #expect(receiver.receive() == "READY=1\nSTATUS=active · 4 services")
-        notifier.status("background")
         #expect(receiver.receive() == "STATUS=background")
-        notifier.stopping(status: "terminating")
         #expect(receiver.receive() == "STOPPING=1\nSTATUS=terminating")
-        notifier.extendTimeout(by: .seconds(5))
         #expect(receiver.receive() == "EXTEND_TIMEOUT_USEC=5000000")
-        notifier.extendTimeout(by: .milliseconds(1500))
         #expect(receiver.receive() == "EXTEND_TIMEOUT_USEC=1500000")
-        notifier.launchFailed(status: "launch failed: analytics failed willFinishLaunching: boom", errno: 5)
         #expect(receiver.receive() == "STATUS=launch failed: analytics failed willFinishLaunching: boom\nERRNO=5")
-        notifier.watchdogPing()
         #expect(receiver.receive() == "WATCHDOG=1")
-        #expect(notifier.send(["A": "1", "B": "two\nlines"]))
+        #expect(receiver.receive() == "STATUS=unhealthy\nWATCHDOG=trigger")
         #expect(receiver.receive() == "A=1\nB=two lines")
         #expect(!receiver.hasPending)
     }
@@ -57,9 +53,8 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let receiver = try DatagramReceiver(directory.file("notify"))
-        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": receiver.notifySocket])
         let before = monotonicNow()
-        notifier.reloading(status: "reloading")
+        _ = try SystemdProbe.lines(["notify", "reloading:reloading"], environment: ["NOTIFY_SOCKET": receiver.notifySocket])
         let after = monotonicNow()
         let lines = try #require(receiver.receive()).split(separator: "\n").map(String.init)
         #expect(lines.count == 3)
@@ -73,17 +68,13 @@ import Testing
     @Test func sendsToAnAbstractSocket() throws {
         let name = "@apphost-notify-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let receiver = try DatagramReceiver(name)
-        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": name])
-        #expect(notifier.isEnabled)
-        notifier.ready(status: "active")
+        #expect(try SystemdProbe.lines(["notify", "send:READY=1|STATUS=active"], environment: ["NOTIFY_SOCKET": name]) == ["enabled", "sent"])
         #expect(receiver.receive() == "READY=1\nSTATUS=active")
     }
 
     @Test func aMissingSocketIsReportedNotFatal() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": directory.file("nobody")])
-        #expect(notifier.isEnabled)
-        #expect(!notifier.send([("READY", "1")]))
+        #expect(try SystemdProbe.lines(["notify", "send:READY=1"], environment: ["NOTIFY_SOCKET": directory.file("nobody")]) == ["enabled", "not sent"])
     }
 }

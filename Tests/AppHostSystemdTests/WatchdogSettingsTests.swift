@@ -2,39 +2,41 @@ import AppHostSystemd
 import Glibc
 import Testing
 
+/// `WatchdogSettings.fromEnvironment()` is `sd_watchdog_enabled`, which reads the process's
+/// environment: the probe is run with each one.
 @Suite struct WatchdogSettingsTests {
-    @Test func offWhenUnsetZeroOrGarbage() {
-        #expect(WatchdogSettings.fromEnvironment([:], pid: 100) == nil)
-        #expect(WatchdogSettings.fromEnvironment(["WATCHDOG_USEC": "0"], pid: 100) == nil)
-        #expect(WatchdogSettings.fromEnvironment(["WATCHDOG_USEC": ""], pid: 100) == nil)
-        #expect(WatchdogSettings.fromEnvironment(["WATCHDOG_USEC": "abc"], pid: 100) == nil)
-        #expect(WatchdogSettings.fromEnvironment(["WATCHDOG_USEC": "-5"], pid: 100) == nil)
-        #expect(WatchdogSettings.fromEnvironment(["WATCHDOG_USEC": "12s"], pid: 100) == nil)
+    private func watchdog(_ environment: [String: String], pidIsMine: Bool = false) throws -> String? {
+        try SystemdProbe.lines(["watchdog"], environment: environment, shell: pidIsMine ? #"WATCHDOG_PID=$$ exec "$@""# : nil).first
     }
 
-    @Test func offWhenAnotherProcessIsWatched() {
-        #expect(WatchdogSettings.fromEnvironment(["WATCHDOG_USEC": "1000000", "WATCHDOG_PID": "101"], pid: 100) == nil)
-        #expect(WatchdogSettings.fromEnvironment(["WATCHDOG_USEC": "1000000", "WATCHDOG_PID": "x"], pid: 100) == nil)
+    @Test func offWhenUnset() throws {
+        #expect(try watchdog([:]) == "none")
     }
 
-    @Test func onForUs() {
-        let mine = WatchdogSettings.fromEnvironment(["WATCHDOG_USEC": "3000000", "WATCHDOG_PID": "100"], pid: 100)
-        #expect(mine == WatchdogSettings(timeout: .seconds(3)))
-        #expect(mine?.pingInterval == .milliseconds(1500))
-        let unnamed = WatchdogSettings.fromEnvironment(["WATCHDOG_USEC": "250000"], pid: 100)
-        #expect(unnamed?.timeout == .milliseconds(250))
-        #expect(unnamed?.pingInterval == .milliseconds(125))
-        let defaults = WatchdogSettings.fromEnvironment(["WATCHDOG_USEC": "20000000", "WATCHDOG_PID": "\(getpid())"])
-        #expect(defaults?.timeout == .seconds(20))
+    @Test("a value libsystemd cannot read is an error the daemon reports, not a silent off")
+    func garbageIsAnError() throws {
+        for value in ["", "0", "abc", "-5", "12s"] {
+            #expect(try watchdog(["WATCHDOG_USEC": value])?.hasPrefix("error: ") == true, "WATCHDOG_USEC=\(value)")
+        }
+        #expect(try watchdog(["WATCHDOG_USEC": "1000000", "WATCHDOG_PID": "x"])?.hasPrefix("error: ") == true)
+    }
+
+    @Test func offWhenAnotherProcessIsWatched() throws {
+        #expect(try watchdog(["WATCHDOG_USEC": "1000000", "WATCHDOG_PID": "1"]) == "none")
+    }
+
+    @Test func onForUs() throws {
+        #expect(try watchdog(["WATCHDOG_USEC": "3000000"], pidIsMine: true) == "timeout-us=3000000 interval-us=1500000 below-floor=false")
+        #expect(try watchdog(["WATCHDOG_USEC": "250000"]) == "timeout-us=250000 interval-us=125000 below-floor=false")
     }
 
     @Test("an interval too short to honour is clamped to the floor and reported")
     func tooShortIsClampedAndReported() throws {
-        let tiny = try #require(WatchdogSettings.fromEnvironment(["WATCHDOG_USEC": "1"], pid: 100))
+        #expect(try watchdog(["WATCHDOG_USEC": "1"]) == "timeout-us=1 interval-us=100000 below-floor=true")
+        let tiny = WatchdogSettings(timeout: .microseconds(1))
         #expect(tiny.pingInterval == WatchdogSettings.minimumPingInterval)
-        #expect(tiny.isBelowFloor)
         #expect(tiny.summary.contains("below the 200ms floor"))
-        let fine = try #require(WatchdogSettings.fromEnvironment(["WATCHDOG_USEC": "200000"], pid: 100))
+        let fine = WatchdogSettings(timeout: .milliseconds(200))
         #expect(fine.pingInterval == .milliseconds(100))
         #expect(!fine.isBelowFloor)
     }

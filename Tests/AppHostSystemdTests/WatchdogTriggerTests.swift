@@ -1,44 +1,21 @@
-import AppHost
-import AppHostTestSupport
-@testable import AppHostSystemd
 import Foundation
-import Logging
 import Testing
 
-/// `WATCHDOG=trigger`: the notify service sends it with the status that says the host is unhealthy.
+/// `WATCHDOG=trigger`: the notify service sends it with the status that says the host is
+/// unhealthy. The host runs in the probe (sd_notify reads the process's `$NOTIFY_SOCKET`).
 @Suite struct WatchdogTriggerTests {
-    /// Never returns from `applicationDidEnterBackground` (until cancelled).
-    struct Hangs: ApplicationService {
-        func applicationDidEnterBackground(_ application: ApplicationHandle) async throws {
-            try await Task.sleep(for: .seconds(3600))
-        }
-    }
-
     func statuses(triggersWatchdog: Bool) async throws -> [String] {
-        let directory = try makeTemporaryDirectory("apphost-trigger")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let receiver = try DatagramReceiver(directory + "/notify")
-        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": receiver.notifySocket])
-        let host = try PluggableApplicationHost(
-            services: [ServiceDescriptor(name: "hang", service: Hangs())],
-            configuration: .init(hookDeadline: .milliseconds(50), terminateDeadline: .milliseconds(100), stallLimit: .milliseconds(300)),
-            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        )
-        let notify = SystemdNotifyService(host: host, notifier: notifier, triggersWatchdog: triggersWatchdog)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await host.run() }
-            group.addTask { await notify.run() }
-            try await host.launched()
-            try await host.enterBackground()
-            var seen: [String] = []
-            while let next = await ReadinessConditionTests.datagram(receiver) {
-                seen.append(next)
-                if next.contains("unhealthy") { break }
-            }
-            await host.terminate()
-            group.cancelAll()
-            return seen
-        }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let receiver = try DatagramReceiver(directory.file("notify"))
+        let options = ["--service", "hang", "--hook-deadline-ms", "50", "--terminate-deadline-ms", "100", "--stall-limit-ms", "300"]
+        let probe = try SystemdProbe(["host"] + options + (triggersWatchdog ? ["--watchdog"] : []), environment: ["NOTIFY_SOCKET": receiver.notifySocket])
+        #expect(await probe.nextLine() == "launched")
+        try await probe.send("background")
+        let seen = await ReadinessConditionTests.datagrams(receiver, through: "unhealthy")
+        try await probe.send("terminate")
+        #expect(probe.finish() == 0)
+        return seen
     }
 
     @Test("with a watchdog, the status naming the stuck required service goes out with WATCHDOG=trigger")
@@ -55,44 +32,18 @@ import Testing
         #expect(!seen.contains { $0.contains("WATCHDOG") }, "\(seen)")
     }
 
-    /// Loses its database while it takes new settings.
-    struct FailsOnUpdate: ApplicationService {
-        func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
-            application.reportUnhealthy("database gone")
-            return .applied
-        }
-    }
-
     @Test("a host that turns unhealthy as a reload ends: its READY=1 carries WATCHDOG=trigger")
     func triggersWithTheReloadsReady() async throws {
-        let directory = try makeTemporaryDirectory("apphost-trigger")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let receiver = try DatagramReceiver(directory + "/notify")
-        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": receiver.notifySocket])
-        let service = FailsOnUpdate()
-        let descriptor = { (interval: String) in
-            ServiceDescriptor(name: "db", configuration: ServiceConfiguration(["interval": .string(interval)])) { service }
-        }
-        let host = try PluggableApplicationHost(services: [descriptor("1s")], logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
-        let notify = SystemdNotifyService(host: host, notifier: notifier, triggersWatchdog: true)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await host.run() }
-            group.addTask { await notify.run() }
-            try await host.launched()
-            func untilReady() async -> [String] {
-                var seen: [String] = []
-                while let next = await ReadinessConditionTests.datagram(receiver) {
-                    seen.append(next)
-                    if next.contains("READY=1") { break }
-                }
-                return seen
-            }
-            #expect(await untilReady().last == "READY=1\nSTATUS=active · 1 service")
-            _ = try await host.reload([descriptor("2s")])
-            let seen = await untilReady()
-            #expect(seen.last == "READY=1\nSTATUS=active · 1 service · unhealthy: db reports: database gone\nWATCHDOG=trigger", "\(seen)")
-            await host.terminate()
-            group.cancelAll()
-        }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let receiver = try DatagramReceiver(directory.file("notify"))
+        let probe = try SystemdProbe(["host", "--service", "fails-on-update", "--watchdog"], environment: ["NOTIFY_SOCKET": receiver.notifySocket])
+        #expect(await probe.nextLine() == "launched")
+        #expect(await ReadinessConditionTests.datagrams(receiver, through: "READY=1").last == "READY=1\nSTATUS=active · 1 service")
+        try await probe.send("reload 2s")
+        let seen = await ReadinessConditionTests.datagrams(receiver, through: "READY=1")
+        #expect(seen.last == "READY=1\nSTATUS=active · 1 service · unhealthy: db reports: database gone\nWATCHDOG=trigger", "\(seen)")
+        try await probe.send("terminate")
+        #expect(probe.finish() == 0)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// The daemon built as deploy/INSTALL.md builds it: `scripts/build-release.sh`, a static PIE.
+/// The daemon built as deploy/INSTALL.md builds it: `scripts/build-release.sh`.
 ///
 /// `InstallBuildTests` and `SystemManagerTests` share the build: one scratch path (where
 /// Benchmarks/process/run.sh builds it too, so a second run is incremental) and, within one test

@@ -1,3 +1,4 @@
+import CSystemd
 import Glibc
 import Logging
 
@@ -108,8 +109,24 @@ extension JournalLogHandler {
         return result + "\""
     }
 
-    /// Sends one record to journald (`JournalSocket`). Returns 0, or a negative errno.
+    /// Sends one record of `KEY=value` fields with `sd_journal_sendv`. Returns 0, or a negative
+    /// errno. The fields go out of one buffer: one allocation per record, not one per field.
     static func sendToJournal(_ fields: [String]) -> Int32 {
-        JournalSocket.shared.send(fields)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(fields.reduce(0) { $0 + $1.utf8.count })
+        var ends: [Int] = []
+        ends.reserveCapacity(fields.count)
+        for field in fields {
+            bytes.append(contentsOf: field.utf8)
+            ends.append(bytes.count)
+        }
+        return bytes.withUnsafeMutableBytes { buffer in
+            var start = 0
+            var vectors = ends.map { end -> iovec in
+                defer { start = end }
+                return iovec(iov_base: buffer.baseAddress.map { $0 + start }, iov_len: end - start)
+            }
+            return vectors.withUnsafeMutableBufferPointer { sd_journal_sendv($0.baseAddress, Int32($0.count)) }
+        }
     }
 }

@@ -12,7 +12,7 @@ import Synchronization
 public struct JournalLogHandler: LogHandler {
     /// Where records go, decided once per handler.
     enum Destination: Sendable, Equatable {
-        /// journald's native protocol (`JournalSocket`); falls back to a plain line on `fd` if
+        /// journald's native protocol (`sd_journal_sendv`); falls back to a plain line on `fd` if
         /// journald refuses.
         case journal(fallbackFD: Int32)
         /// Plain lines written to `fd`: with the `<N>` priority prefix that journald and syslog

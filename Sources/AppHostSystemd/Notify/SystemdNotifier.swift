@@ -1,24 +1,21 @@
+import CSystemd
 import Glibc
 
 /// Tells systemd where the daemon stands (`sd_notify`): readiness, status line, reload, stop,
 /// timeouts, watchdog pings.
 ///
-/// Without `$NOTIFY_SOCKET` (not started by systemd as `Type=notify`) every call is a no-op, so the
-/// daemon runs the same outside systemd. Each datagram goes out as `sd_notify` sends it, from a
-/// fresh AF_UNIX socket to the path or abstract name, without libsystemd (which the daemon does
-/// not link: its release build is a static PIE); the environment may be passed in (tests,
-/// embedding).
+/// libsystemd reads `$NOTIFY_SOCKET` from the process environment at every call. Without it (not
+/// started by systemd as `Type=notify`) every call is a no-op, so the daemon runs the same
+/// outside systemd.
 public struct SystemdNotifier: Sendable {
-    /// Where the datagrams go; nil when `$NOTIFY_SOCKET` is unset, empty or not an address.
-    let address: NotifySocketAddress?
+    /// A notifier for the process's `$NOTIFY_SOCKET`.
+    public init() {}
 
-    /// Reads `$NOTIFY_SOCKET` from `environment`.
-    public init(environment: [String: String] = ProcessEnvironment.current) {
-        address = environment["NOTIFY_SOCKET"].flatMap(NotifySocketAddress.init)
+    /// Whether notifications go anywhere: `$NOTIFY_SOCKET` is set and not empty.
+    public var isEnabled: Bool {
+        guard let socket = getenv("NOTIFY_SOCKET") else { return false }
+        return socket.pointee != 0
     }
-
-    /// Whether notifications go anywhere (`$NOTIFY_SOCKET` was set to a usable address).
-    public var isEnabled: Bool { address != nil }
 
     /// Sends the fields as one datagram of `KEY=value` lines. Newlines inside values become spaces,
     /// because the protocol is line-based. Returns whether the datagram was sent.
@@ -30,8 +27,7 @@ public struct SystemdNotifier: Sendable {
     /// Sends the fields as one datagram of `KEY=value` lines, in the given order.
     @discardableResult
     public func send(_ fields: [(String, String)]) -> Bool {
-        guard let address else { return false }
-        return address.send(Array(Self.datagram(fields).utf8))
+        sd_notify(0, Self.datagram(fields)) > 0
     }
 
     /// `READY=1` with a fresh status: launch or reload finished.

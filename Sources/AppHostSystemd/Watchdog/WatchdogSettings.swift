@@ -1,4 +1,6 @@
+import CSystemd
 import Glibc
+import SystemPackage
 
 /// The service watchdog systemd asks for (`WatchdogSec=` → `$WATCHDOG_USEC`, `$WATCHDOG_PID`).
 ///
@@ -31,22 +33,15 @@ public struct WatchdogSettings: Sendable, Equatable {
         self.timeout = timeout
     }
 
-    /// Reads `$WATCHDOG_USEC` and `$WATCHDOG_PID` like `sd_watchdog_enabled`: nil when the timeout
-    /// is unset, not a positive integer, or `$WATCHDOG_PID` is set and names another process
-    /// (or is not a pid).
-    public static func fromEnvironment(
-        _ environment: [String: String] = ProcessEnvironment.current,
-        pid: Int32 = getpid()
-    ) -> WatchdogSettings? {
-        guard let text = environment["WATCHDOG_USEC"],
-              let microseconds = UInt64(text.trimmingSpaces),
-              microseconds > 0, microseconds <= UInt64(Int64.max)
-        else { return nil }
-        if let pidText = environment["WATCHDOG_PID"], !pidText.isEmpty {
-            guard let watchdogPID = Int32(pidText.trimmingSpaces),
-                  watchdogPID == pid
-            else { return nil }
-        }
+    /// The process's watchdog, from `sd_watchdog_enabled` (`$WATCHDOG_USEC`, and `$WATCHDOG_PID`
+    /// if set must be this process): nil when there is none.
+    /// - Throws: `Errno.invalidArgument` when the variables are set but not numbers libsystemd
+    ///   reads; the daemon then runs without pings and says so.
+    public static func fromEnvironment() throws(Errno) -> WatchdogSettings? {
+        var microseconds: UInt64 = 0
+        let result = sd_watchdog_enabled(0, &microseconds)
+        if result < 0 { throw Errno(rawValue: -result) }
+        guard result > 0, microseconds > 0, microseconds <= UInt64(Int64.max) else { return nil }
         return WatchdogSettings(timeout: .microseconds(Int64(microseconds)))
     }
 }

@@ -102,9 +102,4 @@ long apphost_send_with_fds(int socket, const void *address, unsigned int address
 /// end of apphost_send_with_fds, for tests that stand in for systemd.
 long apphost_receive_with_fds(int socket, void *data, size_t size, int *fds, int capacity, int *count);
 
-/// Takes the fds systemd passed (`$LISTEN_PID`, `$LISTEN_FDS`): when `listen_pid` names `self`,
-/// marks fds `first`, `first + 1`, … close-on-exec and returns how many are open (counting stops
-/// at the first that is not). 0 when they are another process's or a value is not a count.
-int apphost_claim_listen_fds(const char *listen_pid, const char *listen_fds, pid_t self, int first);
-
 #endif
