@@ -43,8 +43,9 @@ let package = Package(
             pkgConfig: "yaml-0.1",
             providers: [.apt(["libyaml-dev"])]
         ),
-        // What Glibc's Swift module lacks: signalfd, SIGRTMIN, malloc_trim, pthread_sigmask helpers.
-        .target(name: "CAppHostShims"),
+        // What Glibc's Swift module lacks: SIGRTMIN, malloc_trim, pthread_sigmask helpers; and
+        // LogControl1's sd-bus vtable, which only C's macros build.
+        .target(name: "CAppHostShims", linkerSettings: [.linkedLibrary("systemd")]),
         // Linked into the daemon only: blocks the lifecycle signals and takes systemd's fds
         // (sd_listen_fds_with_names) before any thread exists.
         .target(name: "CApphostdPrelude", dependencies: ["CAppHostShims"], linkerSettings: [.linkedLibrary("systemd")]),

@@ -101,9 +101,9 @@ struct Daemon: Sendable {
         // One thread for the OS edge's poll loops: the signal reader and the memory-pressure
         // watcher (each thread costs a stack, a malloc arena and a start).
         let signals: LifecycleSignalService
-        let edge: PollLoop
+        let edge: EdgeEventLoop
         do {
-            edge = try PollLoop(name: "apphost-edge")
+            edge = try EdgeEventLoop(name: "apphost-edge")
             signals = try LifecycleSignalService(host: host, logger: logger, on: edge) { await reloader.reload(host: $0) }
         } catch {
             logger.critical("cannot read signals: \(error)")
@@ -145,7 +145,7 @@ struct Daemon: Sendable {
         ]
         if let pressure { services.append(.init(service: pressure, serviceName: "memory-pressure")) }
         // systemctl service-log-level / service-log-target, through the unit's BusName=.
-        let logControl = LogControlService(busName: LogControlService.busName(commandName: identity.commandName), identifier: identity.commandName, logger: logger)
+        let logControl = LogControlService(busName: LogControlService.busName(commandName: identity.commandName), identifier: identity.commandName, logger: logger, on: edge)
         // Without a bus it says why and ends: the others go on.
         services.append(.init(service: logControl, successTerminationBehavior: .ignore, serviceName: "log-control"))
         // Before the host: it writes the host's last figures (notRunning) after the host ended.

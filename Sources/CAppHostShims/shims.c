@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
@@ -41,30 +40,6 @@ int apphost_unblock_all_signals(void) {
     sigset_t set;
     sigemptyset(&set);
     return pthread_sigmask(SIG_SETMASK, &set, NULL);
-}
-
-int apphost_open_lifecycle_signalfd(void) {
-    sigset_t set;
-    apphost_lifecycle_signal_set(&set);
-    return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-}
-
-int apphost_read_signals(int fd, apphost_signal_info *out, int capacity) {
-    struct signalfd_siginfo buffer[64];
-    if (capacity > 64) capacity = 64;
-    ssize_t n;
-    do {
-        n = read(fd, buffer, sizeof(struct signalfd_siginfo) * (size_t)capacity);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -errno;
-    int count = (int)(n / (ssize_t)sizeof(struct signalfd_siginfo));
-    for (int i = 0; i < count; i++) {
-        out[i].signo = (int32_t)buffer[i].ssi_signo;
-        out[i].code = buffer[i].ssi_code;
-        out[i].pid = buffer[i].ssi_pid;
-        out[i].value = buffer[i].ssi_int;
-    }
-    return count;
 }
 
 int apphost_sigqueue(pid_t pid, int signo, int value) {

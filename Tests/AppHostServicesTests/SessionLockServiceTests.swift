@@ -269,6 +269,20 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         }
     }
 
+    @Test("a credential may be readable by the unit's group, as systemd 255+ makes it (0440); a secret-file may not, and neither may be writable by the group or readable by others")
+    func credentialsMayBeGroupReadable() throws {
+        let directory = try makeTemporaryDirectory("apphost-session")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try writeSecret("from-systemd-257", to: directory + "/session-secret", mode: 0o440)
+        let credential = SecretSource.credential("session-secret")
+        #expect(try credential.load { $0 == "CREDENTIALS_DIRECTORY" ? directory : nil }?.count == "from-systemd-257".utf8.count)
+        #expect(throws: SecretUnavailable.self) { _ = try SecretSource.file(directory + "/session-secret").load { _ in nil } }
+        for mode in [0o460, 0o444] {
+            try writeSecret("loose", to: directory + "/session-secret", mode: mode)
+            #expect(throws: SecretUnavailable.self, "mode \(String(mode, radix: 8))") { _ = try credential.load { $0 == "CREDENTIALS_DIRECTORY" ? directory : nil } }
+        }
+    }
+
     @Test func credentialsComeFromTheCredentialsDirectory() async throws {
         let directory = try makeTemporaryDirectory("apphost-session")
         try writeSecret("from-systemd", to: directory + "/session-secret", mode: 0o400)

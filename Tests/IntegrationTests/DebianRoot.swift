@@ -4,16 +4,44 @@ import Foundation
 import Glibc
 #endif
 
-/// A minimal Debian 12 root with systemd, built once with debootstrap and kept between test runs
-/// in the repository's ignored build area (`.build-debian-root/`), for `SystemManager` to copy
-/// and boot.
+/// The Debian a `SystemManager` boots: `$APPHOSTD_DEBIAN_RELEASE`, bookworm (Debian 12, systemd
+/// 252, what the daemon is designed for) unless it says trixie (Debian 13, systemd 257, where
+/// what 254 and later add is tested). scripts/test.sh runs SystemManagerTests under both.
+enum DebianRelease: String, CaseIterable, Sendable {
+    case bookworm, trixie
+
+    /// The release this test run boots; nil when `$APPHOSTD_DEBIAN_RELEASE` names another.
+    static let current: DebianRelease? = {
+        let value = ProcessInfo.processInfo.environment["APPHOSTD_DEBIAN_RELEASE"] ?? ""
+        return value.isEmpty ? .bookworm : DebianRelease(rawValue: value)
+    }()
+
+    /// "Debian 12 (bookworm)".
+    var name: String {
+        switch self {
+        case .bookworm: "Debian 12 (bookworm)"
+        case .trixie: "Debian 13 (trixie)"
+        }
+    }
+
+    /// What nspawn needs to boot it on this cgroup v1 host: systemd 256 and later refuse to run
+    /// as PID 1 without a unified cgroup hierarchy, which nspawn then gives the container.
+    var nspawnEnvironment: [String: String] {
+        self == .trixie ? ["SYSTEMD_NSPAWN_UNIFIED_HIERARCHY": "1"] : [:]
+    }
+}
+
+/// A minimal Debian root with systemd, built once with debootstrap and kept between test runs
+/// in the repository's ignored build area (`.build-debian-root/` for bookworm,
+/// `.build-debian-root-trixie/`), for `SystemManager` to copy and boot.
 ///
 /// The cache is complete when its marker holds the recipe it was built with; a changed recipe or
 /// an interrupted debootstrap builds it again. A lock file keeps two test runs from building it
 /// at the same time.
 enum DebianRoot {
     /// Where the cache lives: `root/` (the tree), `complete` (the marker), `lock`.
-    static let cache = ReleaseBuild.repository + "/.build-debian-root"
+    static let release = DebianRelease.current ?? .bookworm
+    static let cache = ReleaseBuild.repository + (release == .bookworm ? "/.build-debian-root" : "/.build-debian-root-\(release.rawValue)")
     static var tree: String { cache + "/root" }
     static var marker: String { cache + "/complete" }
     static var partial: String { cache + "/root.partial" }
@@ -22,10 +50,10 @@ enum DebianRoot {
     static let mirror = ProcessInfo.processInfo.environment["APPHOSTD_DEBIAN_MIRROR"].flatMap { $0.isEmpty ? nil : $0 }
         ?? "http://deb.debian.org/debian"
 
-    /// What the root holds: systemd as init, D-Bus, the libraries the static daemon loads, and
+    /// What the root holds: systemd as init, D-Bus, the libraries the daemon links, and
     /// node_exporter (enabled at boot, as Debian installs it), which reads the metrics textfile.
     static let debootstrapArguments = [
-        "--variant=minbase", "--include=systemd,systemd-sysv,dbus,libyaml-0-2,libsystemd0,prometheus-node-exporter", "bookworm",
+        "--variant=minbase", "--include=systemd,systemd-sysv,dbus,libyaml-0-2,libsystemd0,prometheus-node-exporter", release.rawValue,
     ]
 
     /// The marker's text: a different recipe or mirror is a different root.
@@ -40,6 +68,9 @@ enum DebianRoot {
     /// Why no root can be had here, or nil. Without a cached root it needs debootstrap and the
     /// mirror (a TCP connection to its host, unless a proxy is configured).
     static func problem() -> String? {
+        if DebianRelease.current == nil {
+            return "APPHOSTD_DEBIAN_RELEASE=\(ProcessInfo.processInfo.environment["APPHOSTD_DEBIAN_RELEASE"] ?? "") is none of \(DebianRelease.allCases.map(\.rawValue).joined(separator: ", "))"
+        }
         if isCached { return nil }
         if ProcessRunner.resolve("debootstrap") == nil {
             return "no Debian root of this recipe cached in \(cache), and no debootstrap to build one (apt-get install debootstrap)"

@@ -29,15 +29,18 @@ final class SystemManager: Sendable {
     let pid1: Int32
     /// What the harness spent, step by step, for the suite's report.
     let timings: [(step: String, duration: Duration)]
+    /// The booted systemd's version (`systemctl --version`: 252 on bookworm, 257 on trixie).
+    let systemdVersion: Int
 
     private let nspawn: Mutex<Process?>
 
-    private init(directory: String, machine: String, nspawn: Process, pid1: Int32, timings: [(step: String, duration: Duration)]) {
+    private init(directory: String, machine: String, nspawn: Process, pid1: Int32, timings: [(step: String, duration: Duration)], systemdVersion: Int) {
         self.directory = directory
         self.machine = machine
         self.nspawn = Mutex(nspawn)
         self.pid1 = pid1
         self.timings = timings
+        self.systemdVersion = systemdVersion
     }
 
     /// The booted system of the enclosing `.bootedSystem` suite.
@@ -125,8 +128,11 @@ final class SystemManager: Sendable {
                 throw error
             }
             timings.append(("boot to is-system-running", clock.now - booting))
-            let system = SystemManager(directory: directory, machine: machine, nspawn: nspawn, pid1: pid1, timings: timings)
-            print("IntegrationTests: system manager booted: " + timings.map { "\($0.step) \(seconds($0.duration))" }.joined(separator: ", "))
+            // "systemd 257 (257.9-1~deb13u1)"
+            let version = try await run(["systemctl", "--version"], in: pid1)
+            let systemdVersion = version.stdout.split(separator: "\n").first?.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+            let system = SystemManager(directory: directory, machine: machine, nspawn: nspawn, pid1: pid1, timings: timings, systemdVersion: systemdVersion)
+            print("IntegrationTests: system manager booted \(DebianRoot.release.name), systemd \(systemdVersion): " + timings.map { "\($0.step) \(seconds($0.duration))" }.joined(separator: ", "))
             return system
         } catch {
             if ProcessInfo.processInfo.environment["APPHOSTD_IT_KEEP"] == nil { try? await DebianRoot.remove(directory) }
@@ -149,7 +155,7 @@ final class SystemManager: Sendable {
             "--directory=\(root)", "--boot", "--register=no", "--keep-unit", "--console=passive",
             "--private-network", "--machine=\(machine)",
         ]
-        process.environment = ProcessRunner.environment()
+        process.environment = ProcessRunner.environment(DebianRoot.release.nspawnEnvironment)
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = log
         process.standardError = log

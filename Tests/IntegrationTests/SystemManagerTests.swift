@@ -5,7 +5,9 @@ import Testing
 extension IntegrationSuites {
     /// The shipped unit as operators install it: `deploy/install.sh` into a minimal Debian 12,
     /// booted with systemd 252 as PID 1 (`SystemManager`), so that `User=`,
-    /// `LoadCredential=`, `StateDirectory=`, the seccomp filter and the namespaces all apply.
+    /// `LoadCredential=`, `StateDirectory=`, the seccomp filter and the namespaces all apply;
+    /// with `APPHOSTD_DEBIAN_RELEASE=trixie`, the same in Debian 13 with systemd 257
+    /// (scripts/test.sh runs both), where the tests of SystemManagerTests+Newer also run.
     ///
     /// One boot for the whole suite; the tests run in this order (a serialized suite runs in
     /// source order) and each first brings the daemon back to running and active if an earlier
@@ -338,7 +340,10 @@ extension IntegrationSuites {
             // for crash loops); reset-failed clears it, and NRestarts with it.
             try await system.systemctl("reset-failed", unit)
             let restarts = Int(try await system.show(unit, ["NRestarts"])["NRestarts"] ?? "") ?? 0
-            try await system.systemctl("kill", "-s", "SIGKILL", unit)
+            // A crash: the main process dies. (Killing the whole cgroup, `systemctl kill`'s
+            // default, makes systemd 257 skip ExecStopPost=, so record-exit would not run:
+            // measured under Debian 13; 252 runs it either way.)
+            try await system.systemctl("kill", "--kill-whom=main", "-s", "SIGKILL", unit)
             let status = try await waitForStatus(system, what, timeout: .seconds(30)) { status in
                 status["MainPID"] != oldPID && status["MainPID"] != "0" && condition(status)
             }
@@ -728,6 +733,37 @@ extension IntegrationSuites {
             #expect(try await Self.logControl(system, "service-log-level").stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "info")
             try await system.systemctl("kill", "-s", "SIGRTMIN+2", Self.unit)
             try await Self.ensureActive(system)
+        }
+
+        @Test("systemctl restart dbus: the daemon says once that it lost the bus and once that it is back, service-log-level works again, and an unprivileged busctl set-property is refused by sd-bus")
+        func logControlSurvivesARestartOfDbus() async throws {
+            let system = try Self.system()
+            try await Self.ensureActive(system)
+            let invocation = try await Self.invocation(system)
+            let cursor = try await system.journalCursor()
+            let restart = try await system.systemctl("restart", "dbus", timeout: .seconds(60))
+            #expect(restart.succeeded, "\(restart)")
+            let matches = ["_SYSTEMD_INVOCATION_ID=\(invocation)"]
+            try await Self.waitForJournal(system, "the line that the bus was lost", matches: matches, after: cursor) {
+                $0["MESSAGE"]?.hasPrefix("log control: lost the bus") == true
+            }
+            try await Self.waitForJournal(system, "the line that log control is back", matches: matches, after: cursor, timeout: .seconds(40)) {
+                $0["MESSAGE"] == "log control: back on the bus as org.apphost.apphostd"
+            }
+            #expect(try await Self.logControl(system, "service-log-level", "notice").succeeded)
+            #expect(try await Self.logControl(system, "service-log-level").stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "notice")
+
+            let property = ["org.apphost.apphostd", "/org/freedesktop/LogControl1", "org.freedesktop.LogControl1", "LogLevel"]
+            let write = try await system.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "busctl", "set-property"] + property + ["s", "debug"])
+            #expect(!write.succeeded, "nobody set the level: \(write)")
+            // sd-bus's own refusal, not the bus policy's ("Rejected send message").
+            #expect(write.stderr.contains("not permitted") || write.stderr.localizedCaseInsensitiveContains("access denied"), "\(write)")
+            #expect(!write.stderr.contains("Rejected send message"), "\(write)")
+            #expect(try await Self.logControl(system, "service-log-level").stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "notice")
+            #expect(try await Self.logControl(system, "service-log-level", "info").succeeded)
+            let records = try await system.journal(matches, after: cursor)
+            #expect(records.filter { $0["MESSAGE"]?.hasPrefix("log control: lost the bus") == true }.count == 1, "\(records.map(SystemManager.line))")
+            #expect(records.filter { $0["MESSAGE"]?.hasPrefix("log control: back on the bus") == true }.count == 1, "\(records.map(SystemManager.line))")
         }
 
         @Test("systemctl service-log-target: console makes records plain stream lines without their fields, and back to journal they have them again")

@@ -5,10 +5,14 @@ import Foundation
 /// fresh directory, so a test can run a `TestNotificationServer` and point a service at it with
 /// `DBUS_SESSION_BUS_ADDRESS`.
 public final class TestSessionBus: Sendable {
-    /// The bus address, `unix:path=…`.
+    /// The bus address, `unix:path=…` with the bus's `guid=`.
     public let address: String
     private let pid: pid_t
     private let directory: String
+
+    /// The address without the bus's guid, as the system bus's is given: what still reaches a
+    /// bus restarted on the same socket (`restarted()`).
+    public var socketAddress: String { "unix:path=\(directory)/bus" }
 
     private init(address: String, pid: pid_t, directory: String) {
         self.address = address
@@ -47,7 +51,20 @@ public final class TestSessionBus: Sendable {
             """
         try config.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
         if openToEveryUser { chmod(directory, 0o755) }
-        // posix_spawn rather than Foundation's Process, whose waitUntilExit spins on a
+        return try launch(dbusDaemon: dbusDaemon, directory: directory, timeout: timeout)
+    }
+
+    /// Kills the bus and starts a new one on the same socket, with the same policy, as
+    /// `systemctl restart dbus` does: every connection to the old one is gone.
+    public func restarted(dbusDaemon: String = "/usr/bin/dbus-daemon", timeout: Duration = .seconds(10)) throws -> TestSessionBus {
+        kill(pid, SIGKILL)
+        waitpid(pid, nil, 0)
+        unlink(directory + "/bus")
+        return try Self.launch(dbusDaemon: dbusDaemon, directory: directory, timeout: timeout)
+    }
+
+    /// Starts `dbus-daemon` on `directory`'s bus.conf and returns once it listens.
+    private static func launch(dbusDaemon: String, directory: String, timeout: Duration) throws -> TestSessionBus {        // posix_spawn rather than Foundation's Process, whose waitUntilExit spins on a
         // concurrency thread.
         var pipeEnds: [Int32] = [-1, -1]
         guard pipe(&pipeEnds) == 0 else { throw TestBusError(message: "pipe failed") }

@@ -2,13 +2,14 @@
 import Glibc
 #endif
 import AppHostSystemd
+import CSystemd
 import Dispatch
 
 /// Sends freedesktop notifications (`org.freedesktop.Notifications.Notify`) over the session bus.
 ///
-/// Bus calls block, so they run on a serial dispatch queue of the sink's own (never on the
-/// concurrency pool, never on the host's path); the connection lives on that queue and is made
-/// again after a failure.
+/// sd-bus calls block, so they run on a serial dispatch queue of the sink's own (never on the
+/// concurrency pool, never on the host's path or the edge's loop), each bounded by the sink's
+/// timeout; the connection lives on that queue and is made again after a failure.
 final class DesktopNotificationSink: NotificationSink {
     /// The session bus address, or nil when there is none.
     let address: String?
@@ -17,8 +18,9 @@ final class DesktopNotificationSink: NotificationSink {
     /// How long one call may take.
     let callTimeout: Duration
     private let queue = DispatchQueue(label: "apphostd.notification.dbus")
-    /// The connection; only touched on `queue` (and in deinit, when nothing else can).
-    nonisolated(unsafe) private var connection: BusConnection?
+    /// The connection (an `sd_bus *`); only touched on `queue` (and in deinit, when nothing else
+    /// can).
+    nonisolated(unsafe) private var connection: OpaquePointer?
 
     init(address: String?, appName: String, callTimeout: Duration = .seconds(5)) {
         self.address = address
@@ -40,7 +42,25 @@ final class DesktopNotificationSink: NotificationSink {
         let path = runtime.hasSuffix("/") ? runtime + "bus" : runtime + "/bus"
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
-        return "unix:path=" + BusAddress.escaped(path)
+        return "unix:path=" + escaped(path)
+    }
+
+    /// `value` as a D-Bus address value: `%XX` for every byte but the few the spec leaves bare.
+    static func escaped(_ value: String) -> String {
+        var result = ""
+        for byte in value.utf8 {
+            let scalar = Unicode.Scalar(byte)
+            if scalar.properties.isASCIIHexDigit || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || "-_/.\\*".unicodeScalars.contains(scalar) {
+                result.unicodeScalars.append(scalar)
+            } else {
+                result += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16)
+            }
+        }
+        return result
+    }
+
+    deinit {
+        if let connection { sd_bus_flush_close_unref(connection) }
     }
 
     func deliver(_ notification: LocalNotification) async throws {
@@ -60,39 +80,81 @@ final class DesktopNotificationSink: NotificationSink {
 
     private func send(_ notification: LocalNotification) throws(DesktopNotificationError) {
         let bus = try connected()
-        // Signature susssasa{sv}i: app_name, replaces_id, app_icon, summary, body, actions, hints, expire_timeout.
-        var arguments = BusWriter()
-        arguments.string(appName)
-        arguments.uint32(0)
-        arguments.string("")
-        arguments.string(notification.title)
-        arguments.string(notification.body)
-        arguments.array(elementAlignment: 4) { _ in }
-        arguments.array(elementAlignment: 8) { _ in }
-        arguments.int32(-1)
-        let notify = BusMessage.call(
-            destination: "org.freedesktop.Notifications", path: "/org/freedesktop/Notifications",
-            interface: "org.freedesktop.Notifications", member: "Notify", signature: "susssasa{sv}i", body: arguments.bytes
-        )
         do {
-            _ = try bus.call(notify, step: "Notify", until: .now + callTimeout)
+            try call(bus, notification)
         } catch {
             // Start over with a fresh connection next time: the bus may have gone away.
             connection = nil
-            bus.close()
-            throw DesktopNotificationError(step: "Notify", message: "\(error)")
+            sd_bus_flush_close_unref(bus)
+            throw error
         }
     }
 
-    private func connected() throws(DesktopNotificationError) -> BusConnection {
+    private func connected() throws(DesktopNotificationError) -> OpaquePointer {
         if let connection { return connection }
         guard let address else { throw DesktopNotificationError(step: "connect", message: "no session bus") }
-        do {
-            let bus = try BusConnection(address: BusAddress(address), until: .now + callTimeout)
-            connection = bus
-            return bus
-        } catch {
-            throw DesktopNotificationError(step: "connect to \(address)", message: "\(error)")
+        var bus: OpaquePointer?
+        var result = sd_bus_new(&bus)
+        guard result >= 0, let bus else { throw DesktopNotificationError(step: "sd_bus_new", code: result) }
+        result = sd_bus_set_address(bus, address)
+        if result >= 0 { result = sd_bus_set_bus_client(bus, 1) }
+        if result >= 0 { result = sd_bus_start(bus) }
+        guard result >= 0 else {
+            sd_bus_unref(bus)
+            throw DesktopNotificationError(step: "connect to \(address)", code: result)
         }
+        connection = bus
+        return bus
+    }
+
+    /// `Notify` with `sd_bus_call` and the sink's timeout, which also bounds the connection's
+    /// authentication (the call waits for both). On the sink's queue, never on the edge's loop.
+    private func call(_ bus: OpaquePointer, _ notification: LocalNotification) throws(DesktopNotificationError) {
+        var message: OpaquePointer?
+        var result = sd_bus_message_new_method_call(
+            bus, &message, "org.freedesktop.Notifications", "/org/freedesktop/Notifications",
+            "org.freedesktop.Notifications", "Notify"
+        )
+        guard result >= 0, let message else { throw DesktopNotificationError(step: "new method call", code: result) }
+        defer { sd_bus_message_unref(message) }
+        // Signature susssasa{sv}i: app_name, replaces_id, app_icon, summary, body, actions, hints, expire_timeout.
+        var replacesID: UInt32 = 0
+        var expireTimeout: Int32 = -1
+        let steps: [() -> Int32] = [
+            { Self.appendString(message, self.appName) },
+            { sd_bus_message_append_basic(message, Self.type("u"), &replacesID) },
+            { Self.appendString(message, "") },
+            { Self.appendString(message, notification.title) },
+            { Self.appendString(message, notification.body) },
+            { sd_bus_message_open_container(message, Self.type("a"), "s") },
+            { sd_bus_message_close_container(message) },
+            { sd_bus_message_open_container(message, Self.type("a"), "{sv}") },
+            { sd_bus_message_close_container(message) },
+            { sd_bus_message_append_basic(message, Self.type("i"), &expireTimeout) },
+        ]
+        for step in steps {
+            result = step()
+            guard result >= 0 else { throw DesktopNotificationError(step: "build Notify", code: result) }
+        }
+        var error = sd_bus_error()
+        defer { sd_bus_error_free(&error) }
+        var reply: OpaquePointer?
+        result = sd_bus_call(bus, message, max(1, callTimeout.wholeMicroseconds), &error, &reply)
+        defer { if let reply { sd_bus_message_unref(reply) } }
+        guard result >= 0 else {
+            if let name = error.name {
+                let detail = error.message.map { String(cString: $0) } ?? ""
+                throw DesktopNotificationError(step: "Notify", message: "\(String(cString: name)): \(detail)")
+            }
+            throw DesktopNotificationError(step: "Notify", code: result)
+        }
+    }
+
+    private static func appendString(_ message: OpaquePointer, _ text: String) -> Int32 {
+        text.withCString { sd_bus_message_append_basic(message, type("s"), $0) }
+    }
+
+    private static func type(_ code: Unicode.Scalar) -> CChar {
+        CChar(truncatingIfNeeded: code.value)
     }
 }

@@ -22,7 +22,7 @@ enum SecretSource: Sendable, Hashable {
             }
             let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
             do {
-                return try SessionSecret.read(from: path)
+                return try SessionSecret.read(from: path, groupMayRead: true)
             } catch where error.problem == "does not exist" {
                 throw SecretUnavailable(path: path, problem: "does not exist", fix: "add LoadCredential=\(name):/path/to/secret to the unit")
             }

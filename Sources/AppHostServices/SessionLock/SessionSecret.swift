@@ -48,8 +48,12 @@ final class SessionSecret: Sendable {
     /// group and others cannot read or write. Anything else is refused without blocking: the
     /// open never waits (a FIFO where the file belongs would wait for a writer forever).
     ///
+    /// `groupMayRead`: a systemd credential. systemd 255 and later give credential files mode
+    /// 0440 (252 gave 0400), in a directory that only the unit's user can reach; group write and
+    /// anything for others is still refused.
+    ///
     /// The content is never logged or put into an error.
-    static func read(from path: String) throws(SecretUnavailable) -> SessionSecret {
+    static func read(from path: String, groupMayRead: Bool = false) throws(SecretUnavailable) -> SessionSecret {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else {
             let code = errno
@@ -76,7 +80,7 @@ final class SessionSecret: Sendable {
         guard info.st_uid == geteuid() || info.st_uid == 0 else {
             throw SecretUnavailable(path: path, problem: "is owned by uid \(info.st_uid), not by the service user (uid \(geteuid())) or root", fix: "chown it to the service user")
         }
-        let loosePermissions = info.st_mode & 0o077
+        let loosePermissions = info.st_mode & (groupMayRead ? 0o037 : 0o077)
         guard loosePermissions == 0 else {
             let mode = String(info.st_mode & 0o7777, radix: 8)
             throw SecretUnavailable(path: path, problem: "is readable or writable by group or others (mode 0\(mode)) and was refused", fix: "chmod 600 \(path)")

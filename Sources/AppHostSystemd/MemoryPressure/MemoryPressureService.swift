@@ -27,7 +27,7 @@ public struct MemoryPressureService: Service {
         environment: [String: String],
         thresholds: MemoryPressureSource.Thresholds = .default,
         logger: Logger,
-        on loop: PollLoop?
+        on loop: EdgeEventLoop?
     ) {
         self.host = host
         self.source = MemoryPressureSource(environment: environment, thresholds: thresholds, logger: logger, on: loop)

@@ -1,4 +1,5 @@
 import AppHost
+import CSystemd
 import Glibc
 import Logging
 
@@ -36,7 +37,7 @@ public final class MemoryPressureSource: Sendable {
 
     /// Like `init(environment:thresholds:logger:)`, watched on `shared`'s thread (which other
     /// sources may share), or on a thread of its own without one.
-    package init(environment: [String: String], thresholds: Thresholds = .default, logger: Logger, on shared: PollLoop?) {
+    package init(environment: [String: String], thresholds: Thresholds = .default, logger: Logger, on shared: EdgeEventLoop?) {
         let (stream, continuation) = AsyncStream.makeStream(
             of: MemoryWarningLevel.self, bufferingPolicy: .bufferingNewest(16))
         self.events = stream
@@ -45,13 +46,20 @@ public final class MemoryPressureSource: Sendable {
         var resolution = Self.resolve(environment: environment, thresholds: thresholds)
         if case .watching(let endpoints, _) = resolution {
             do throws(LifecycleSignalError) {
-                let loop: PollLoop
-                if let shared { loop = shared } else { loop = try PollLoop(name: "apphost-mempress") }
+                let loop: EdgeEventLoop
+                if let shared { loop = shared } else { loop = try EdgeEventLoop(name: "apphost-mempress") }
                 let watcher = Watcher(endpoints: endpoints, continuation: continuation, logger: logger, endsLoop: shared == nil ? loop : nil)
                 // Finishing `events` (a consumer that stops listening, or `close()`) ends the
                 // watching, and a thread of the source's own with it.
                 continuation.onTermination = { _ in loop.remove(watcher) }
-                loop.add(watcher)
+                do {
+                    try loop.add(watcher)
+                } catch {
+                    let paths = endpoints.map(\.path).joined(separator: ", ")
+                    resolution = .off(reason: error == .notPermitted
+                        ? "\(paths) cannot be waited on (epoll refuses it: not a FIFO, socket, PSI file or pollable device)"
+                        : "could not watch \(paths): \(SystemErrorText.describe(error.rawValue))", expected: false)
+                }
             } catch {
                 endpoints.forEach { Glibc.close($0.fd) }
                 let reason = switch error {
@@ -181,71 +189,106 @@ public final class MemoryPressureSource: Sendable {
         return access(file, F_OK) == 0 ? file : nil
     }
 
-    /// The endpoints' client of the loop; touched only on the loop's thread.
-    private final class Watcher: PollClient, @unchecked Sendable {
-        var endpoints: [MemoryPressureEndpoint]
+    /// The endpoints' client of the loop: one sd-event I/O source per endpoint (`EPOLLPRI` for a
+    /// PSI trigger, `EPOLLIN` for the rest); touched only on the loop's thread.
+    private final class Watcher: EdgeEventClient, @unchecked Sendable {
+        /// One endpoint and its source.
+        final class Watched {
+            var endpoint: MemoryPressureEndpoint
+            var source: OpaquePointer?
+            unowned let watcher: Watcher
+
+            init(endpoint: MemoryPressureEndpoint, watcher: Watcher) {
+                self.endpoint = endpoint
+                self.watcher = watcher
+            }
+        }
+
+        var watched: [Watched] = []
         let continuation: AsyncStream<MemoryWarningLevel>.Continuation
         let logger: Logger
         /// A source's own loop ends with its watcher.
-        let endsLoop: PollLoop?
+        let endsLoop: EdgeEventLoop?
 
-        init(endpoints: [MemoryPressureEndpoint], continuation: AsyncStream<MemoryWarningLevel>.Continuation, logger: Logger, endsLoop: PollLoop?) {
-            self.endpoints = endpoints
+        init(endpoints: [MemoryPressureEndpoint], continuation: AsyncStream<MemoryWarningLevel>.Continuation, logger: Logger, endsLoop: EdgeEventLoop?) {
             self.continuation = continuation
             self.logger = logger
             self.endsLoop = endsLoop
+            self.watched = endpoints.map { Watched(endpoint: $0, watcher: self) }
         }
 
-        func descriptors() -> [pollfd] {
-            endpoints.map { pollfd(fd: $0.fd, events: $0.pollEvents, revents: 0) }
-        }
-
-        func handle(_ events: [Int16]) -> Bool {
-            var gone: [Int] = []
-            for index in endpoints.indices {
-                let revents = Int32(events[index])
-                guard revents != 0 else { continue }
-                let trouble = revents & (Int32(POLLERR) | Int32(POLLNVAL)) != 0
-                switch endpoints[index].kind {
-                case .psi:
-                    if trouble {
-                        logger.warning("memory pressure: \(endpoints[index].path) stopped reporting (cgroup removed?)")
-                        gone.append(index)
-                    } else if revents & Int32(POLLPRI) != 0 {
-                        continuation.yield(endpoints[index].level)
+        /// Adds every endpoint's source; one that epoll refuses is dropped and said, the rest are
+        /// watched. Fails only when none is left.
+        func attach(to event: OpaquePointer) -> Int32 {
+            var lastFailure: Int32 = 0
+            for entry in watched {
+                let context = Unmanaged.passUnretained(entry).toOpaque()
+                let added = sd_event_add_io(event, &entry.source, entry.endpoint.fd, UInt32(UInt16(bitPattern: entry.endpoint.pollEvents)), { _, _, revents, userdata in
+                    let entry = Unmanaged<Watched>.fromOpaque(userdata!).takeUnretainedValue()
+                    entry.watcher.handle(entry, revents: revents)
+                    return 0
+                }, context)
+                if added < 0 {
+                    lastFailure = -added
+                    if watched.count > 1 {
+                        logger.warning("memory pressure: cannot watch \(entry.endpoint.path): \(SystemErrorText.describe(-added))")
                     }
-                case .fifo, .characterDevice, .socket:
-                    let (gotData, endOfFile, isFlooding) = endpoints[index].drain()
-                    if isFlooding {
-                        logger.warning("memory pressure: \(endpoints[index].path) is always readable (a device like /dev/zero, not a pressure source); not watching it")
-                        gone.append(index)
-                        continue
-                    }
-                    if gotData { continuation.yield(endpoints[index].level) }
-                    let hungUp = endOfFile || revents & Int32(POLLHUP) != 0 || trouble
-                    guard hungUp else { continue }
-                    if endpoints[index].kind == .fifo && !trouble {
-                        // A read-only FIFO whose writer left: reopen so the next writer is heard.
-                        if !endpoints[index].reopen() {
-                            logger.warning("memory pressure: cannot reopen \(endpoints[index].path): \(SystemErrorText.describe(errno))")
-                            gone.append(index)
-                        }
-                    } else {
-                        logger.warning("memory pressure: \(endpoints[index].path) closed, no more events from it")
-                        gone.append(index)
-                    }
+                    drop(entry)
                 }
             }
-            for index in gone.reversed() {
-                if endpoints[index].fd >= 0 { Glibc.close(endpoints[index].fd) }
-                endpoints.remove(at: index)
+            return watched.isEmpty ? (lastFailure == 0 ? EINVAL : lastFailure) : 0
+        }
+
+        /// What epoll reported for one endpoint (the same bits as `poll`'s).
+        func handle(_ entry: Watched, revents: UInt32) {
+            let revents = Int32(bitPattern: revents)
+            let trouble = revents & (Int32(POLLERR) | Int32(POLLNVAL)) != 0
+            let path = entry.endpoint.path
+            switch entry.endpoint.kind {
+            case .psi:
+                if trouble {
+                    logger.warning("memory pressure: \(path) stopped reporting (cgroup removed?)")
+                    drop(entry)
+                } else if revents & Int32(POLLPRI) != 0 {
+                    continuation.yield(entry.endpoint.level)
+                }
+            case .fifo, .characterDevice, .socket:
+                let (gotData, endOfFile, isFlooding) = entry.endpoint.drain()
+                if isFlooding {
+                    logger.warning("memory pressure: \(path) is always readable (a device like /dev/zero, not a pressure source); not watching it")
+                    drop(entry)
+                    return
+                }
+                if gotData { continuation.yield(entry.endpoint.level) }
+                let hungUp = endOfFile || revents & Int32(POLLHUP) != 0 || trouble
+                guard hungUp else { return }
+                if entry.endpoint.kind == .fifo && !trouble {
+                    // A read-only FIFO whose writer left: reopen so the next writer is heard.
+                    if !entry.endpoint.reopen() {
+                        logger.warning("memory pressure: cannot reopen \(path): \(SystemErrorText.describe(errno))")
+                        drop(entry)
+                    } else if let source = entry.source, sd_event_source_set_io_fd(source, entry.endpoint.fd) < 0 {
+                        logger.warning("memory pressure: cannot watch \(path) again after reopening it")
+                        drop(entry)
+                    }
+                } else {
+                    logger.warning("memory pressure: \(path) closed, no more events from it")
+                    drop(entry)
+                }
             }
-            return true
+        }
+
+        /// Stops watching `entry` and closes its fd.
+        func drop(_ entry: Watched) {
+            if let source = entry.source { sd_event_source_disable_unref(source) }
+            entry.source = nil
+            if entry.endpoint.fd >= 0 { Glibc.close(entry.endpoint.fd) }
+            entry.endpoint.fd = -1
+            watched.removeAll { $0 === entry }
         }
 
         func finish() {
-            endpoints.forEach { Glibc.close($0.fd) }
-            endpoints = []
+            watched.forEach(drop)
             continuation.finish()
             endsLoop?.close()
         }

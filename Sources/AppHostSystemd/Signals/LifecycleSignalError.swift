@@ -4,7 +4,7 @@ public enum LifecycleSignalError: Error, Sendable, Equatable, CustomStringConver
     case notBlocked(signals: [Int32])
     /// `pthread_sigmask` failed.
     case blockFailed(errno: Int32)
-    /// `signalfd` failed.
+    /// The signal sources could not be added (`sd_event_add_signal`: its signalfd).
     case signalfdFailed(errno: Int32)
     /// The wake-up eventfd or the reader thread could not be created.
     case readerFailed(errno: Int32)
@@ -19,7 +19,7 @@ public enum LifecycleSignalError: Error, Sendable, Equatable, CustomStringConver
         case .blockFailed(let errno):
             return "pthread_sigmask failed: \(SystemErrorText.describe(errno))"
         case .signalfdFailed(let errno):
-            return "signalfd failed: \(SystemErrorText.describe(errno))"
+            return "sd_event_add_signal failed: \(SystemErrorText.describe(errno))"
         case .readerFailed(let errno):
             return "could not start the signal reader: \(SystemErrorText.describe(errno))"
         }

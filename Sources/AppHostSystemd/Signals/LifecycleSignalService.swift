@@ -35,7 +35,7 @@ public struct LifecycleSignalService: Service {
     package init(
         host: PluggableApplicationHost,
         logger: Logger,
-        on loop: PollLoop?,
+        on loop: EdgeEventLoop?,
         reload: (@Sendable (PluggableApplicationHost) async -> Void)? = nil
     ) throws(LifecycleSignalError) {
         try LifecycleSignalMask.blockInCurrentThread()

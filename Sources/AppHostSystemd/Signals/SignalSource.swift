@@ -1,13 +1,15 @@
 import CAppHostShims
+import CSystemd
 import Glibc
 import Synchronization
 
-/// Reads the lifecycle signals from one `signalfd`, so queued real-time signals all arrive, in order.
+/// Reads the lifecycle signals with sd-event's signal sources (`sd_event_add_signal`), which read
+/// the signalfd one `signalfd_siginfo` at a time, so queued real-time signals all arrive, in order.
 ///
 /// The signals must be blocked in every thread (the daemon's C prelude does that before main);
-/// then they stay pending and only this fd consumes them. A thread sleeps in `poll()` on the
-/// signalfd (its own, or a `PollLoop` the daemon shares with memory pressure): no timer, no busy
-/// loop, and `close()` ends the reading at once.
+/// then they stay pending and only the event loop's signalfd consumes them. The loop (its own, or
+/// the `EdgeEventLoop` the daemon shares with memory pressure) sleeps with no timer, and
+/// `close()` ends the reading at once.
 ///
 /// The kernel dequeues pending signals lowest number first, so signals that are pending together
 /// come out in signal-number order; signals of one number come out in the order they were sent.
@@ -20,7 +22,7 @@ public final class SignalSource: Sendable {
     /// `rt_tgsigqueueinfo` reach the signalfd even while other threads leave them unblocked.
     public let readerThreadID: pid_t
 
-    private let loop: PollLoop
+    private let loop: EdgeEventLoop
     private let reader: Reader
 
     /// Opens the signalfd and starts the reader thread.
@@ -40,23 +42,21 @@ public final class SignalSource: Sendable {
 
     /// Like `init(onDelivery:)`, read on `shared`'s thread (which other sources may share), or on
     /// a thread of its own without one.
-    package init(onDelivery: (@Sendable (SignalDelivery) -> Void)? = nil, on shared: PollLoop?) throws(LifecycleSignalError) {
+    package init(onDelivery: (@Sendable (SignalDelivery) -> Void)? = nil, on shared: EdgeEventLoop?) throws(LifecycleSignalError) {
         let missing = LifecycleSignalMask.unblockedInCurrentThread
         guard missing.isEmpty else { throw .notBlocked(signals: missing) }
-        let loop: PollLoop
-        if let shared { loop = shared } else { loop = try PollLoop(name: "apphost-signals") }
-        let signalFD = apphost_open_lifecycle_signalfd()
-        guard signalFD >= 0 else {
-            let code = errno
-            if shared == nil { loop.close() }
-            throw .signalfdFailed(errno: code)
-        }
+        let loop: EdgeEventLoop
+        if let shared { loop = shared } else { loop = try EdgeEventLoop(name: "apphost-signals") }
         let (stream, continuation) = AsyncStream.makeStream(
             of: LifecycleSignal.self, bufferingPolicy: .unbounded)
-        let reader = Reader(signalFD: signalFD, continuation: continuation, onDelivery: onDelivery, endsLoop: shared == nil ? loop : nil)
+        let reader = Reader(continuation: continuation, onDelivery: onDelivery, endsLoop: shared == nil ? loop : nil)
         // A consumer that stops listening ends the reader too; pending signals stay in the kernel.
         continuation.onTermination = { _ in loop.remove(reader) }
-        loop.add(reader)
+        do {
+            try loop.add(reader)
+        } catch {
+            throw .signalfdFailed(errno: error.rawValue)
+        }
         self.signals = stream
         self.loop = loop
         self.reader = reader
@@ -83,43 +83,46 @@ public final class SignalSource: Sendable {
         guard result == 0 else { throw .readerFailed(errno: result) }
     }
 
-    /// The signalfd's client of the loop; touched only on the loop's thread.
-    private final class Reader: PollClient, @unchecked Sendable {
-        let signalFD: Int32
+    /// The signal sources' client of the loop; touched only on the loop's thread.
+    private final class Reader: EdgeEventClient, @unchecked Sendable {
         let continuation: AsyncStream<LifecycleSignal>.Continuation
         let onDelivery: (@Sendable (SignalDelivery) -> Void)?
         /// A source's own loop ends with its reader.
-        let endsLoop: PollLoop?
-        var buffer = [apphost_signal_info](repeating: apphost_signal_info(), count: 64)
+        let endsLoop: EdgeEventLoop?
+        var sources: [OpaquePointer] = []
 
-        init(signalFD: Int32, continuation: AsyncStream<LifecycleSignal>.Continuation, onDelivery: (@Sendable (SignalDelivery) -> Void)?, endsLoop: PollLoop?) {
-            self.signalFD = signalFD
+        init(continuation: AsyncStream<LifecycleSignal>.Continuation, onDelivery: (@Sendable (SignalDelivery) -> Void)?, endsLoop: EdgeEventLoop?) {
             self.continuation = continuation
             self.onDelivery = onDelivery
             self.endsLoop = endsLoop
         }
 
-        func descriptors() -> [pollfd] { [pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0)] }
-
-        func handle(_ revents: [Int16]) -> Bool {
-            // Drain everything pending: the fd is non-blocking, 0 means EAGAIN.
-            while true {
-                let count = buffer.withUnsafeMutableBufferPointer {
-                    apphost_read_signals(signalFD, $0.baseAddress, Int32($0.count))
-                }
-                if count < 0 { return false }
-                if count == 0 { return true }
-                for info in buffer[0..<Int(count)] {
-                    guard let signal = LifecycleSignal(signalNumber: info.signo) else { continue }
-                    onDelivery?(SignalDelivery(
-                        signal: signal, senderPID: info.pid, code: info.code, value: info.value))
-                    continuation.yield(signal)
-                }
+        /// One signal source per lifecycle signal; sd-event reads them from one signalfd, so
+        /// signals pending together come out as the kernel dequeues them.
+        func attach(to event: OpaquePointer) -> Int32 {
+            let context = Unmanaged.passUnretained(self).toOpaque()
+            for number in LifecycleSignal.allSignalNumbers {
+                var source: OpaquePointer?
+                let added = sd_event_add_signal(event, &source, number, { _, info, userdata in
+                    guard let info else { return 0 }
+                    Unmanaged<Reader>.fromOpaque(userdata!).takeUnretainedValue().deliver(info.pointee)
+                    return 0
+                }, context)
+                guard added >= 0, let source else { return -added }
+                sources.append(source)
             }
+            return 0
+        }
+
+        func deliver(_ info: signalfd_siginfo) {
+            guard let signal = LifecycleSignal(signalNumber: Int32(info.ssi_signo)) else { return }
+            onDelivery?(SignalDelivery(signal: signal, senderPID: info.ssi_pid, code: info.ssi_code, value: info.ssi_int))
+            continuation.yield(signal)
         }
 
         func finish() {
-            Glibc.close(signalFD)
+            for source in sources { sd_event_source_disable_unref(source) }
+            sources = []
             continuation.finish()
             endsLoop?.close()
         }

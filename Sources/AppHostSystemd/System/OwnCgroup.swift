@@ -9,18 +9,4 @@ enum OwnCgroup {
         }
         return nil
     }
-
-    /// The path below the cgroup the system's manager runs in, as systemd shifts it (PID 1's
-    /// cgroup without its `/init.scope`): the same path inside a container without a cgroup
-    /// namespace as inside one with it.
-    static func pathBelowManager(cgroupFile: String = "/proc/self/cgroup", managerCgroupFile: String = "/proc/1/cgroup") -> String? {
-        guard let own = path(cgroupFile: cgroupFile) else { return nil }
-        guard var root = path(cgroupFile: managerCgroupFile) else { return own }
-        for suffix in ["/init.scope", "/system.slice", "/system"] where root.hasSuffix(suffix) {
-            root.removeLast(suffix.count)
-            break
-        }
-        guard !root.isEmpty, root != "/", own.hasPrefix(root + "/") else { return own }
-        return String(own.dropFirst(root.count))
-    }
 }

@@ -1,9 +1,10 @@
 import CAppHostShims
 import Glibc
 
-/// Starts a detached OS thread for one blocking `poll()` loop.
+/// Starts a detached OS thread for one blocking loop (the edge's sd-event loop, log control's
+/// bus).
 ///
-/// Why a thread and not a Task: the loops block in `poll()` without a timeout, which would pin a
+/// Why a thread and not a Task: the loops block without a timeout, which would pin a
 /// cooperative-pool thread forever; and a thread made with `pthread_create` inherits the creating
 /// thread's signal mask, which the signal reader relies on. Why not Dispatch: a DispatchSource
 /// signal source loses queued real-time signals (on Linux: 91 and 530 of 1,000 arrived, in two runs).

@@ -1,7 +1,8 @@
 import CAppHostShims
 import Glibc
 
-/// An eventfd that tells a thread blocked in `poll()` to stop, so the loops need no timeout or timer.
+/// An eventfd that wakes a thread blocked in `poll()` or `sd_event_run`, so the loops need no
+/// timeout or timer.
 ///
 /// The fd is closed only when the last owner (the source and its reader thread) lets go, so a late
 /// `wake()` never writes into a reused descriptor.

@@ -21,21 +21,6 @@ int apphost_block_lifecycle_signals(void);
 /// Unblocks every signal in the calling thread; used before exec in children.
 int apphost_unblock_all_signals(void);
 
-/// Opens a non-blocking, close-on-exec signalfd for the lifecycle signals. Returns the fd or -1.
-int apphost_open_lifecycle_signalfd(void);
-
-/// One signal read from a signalfd.
-typedef struct apphost_signal_info {
-    int32_t signo;
-    int32_t code;
-    uint32_t pid;
-    int32_t value;
-} apphost_signal_info;
-
-/// Reads up to `capacity` signals from a signalfd into `out`. Returns the count, 0 when none is
-/// pending (EAGAIN), or -errno.
-int apphost_read_signals(int fd, apphost_signal_info *out, int capacity);
-
 /// Queues `signo` with `value` to `pid` (sigqueue). Returns 0 or -errno.
 int apphost_sigqueue(pid_t pid, int signo, int value);
 
@@ -101,5 +86,18 @@ long apphost_send_with_fds(int socket, const void *address, unsigned int address
 /// `capacity` of them; `*count` gets their number. Returns the bytes received or -errno. The other
 /// end of apphost_send_with_fds, for tests that stand in for systemd.
 long apphost_receive_with_fds(int socket, void *data, size_t size, int *fds, int capacity, int *count);
+
+/// Reads a LogControl1 property (`LogLevel`, `LogTarget`, `SyslogIdentifier`) as systemd spells
+/// it; the text stays valid until the next call.
+typedef const char *(*apphost_log_control_get)(void *context, const char *property);
+/// Writes `LogLevel` or `LogTarget`; returns 0, or -EINVAL for a value it does not take.
+typedef int (*apphost_log_control_set)(void *context, const char *property, const char *value);
+
+/// Adds org.freedesktop.LogControl1 at /org/freedesktop/LogControl1 on `bus` (an `sd_bus *`, as
+/// void: the header stays free of sd-bus's names), as systemd's own daemons have it
+/// (src/shared/bus-log-control-api.c): the writable properties carry no
+/// SD_BUS_VTABLE_UNPRIVILEGED, so sd-bus checks a writer's privilege. `*slot` gets the
+/// `sd_bus_slot *`. Returns 0 or -errno.
+int apphost_log_control_add(void *bus, void **slot, void *context, apphost_log_control_get get, apphost_log_control_set set);
 
 #endif

@@ -4,11 +4,12 @@ import AppHostTestSupport
 import CAppHostShims
 import Glibc
 import Logging
+import SystemPackage
 import Testing
 
 /// The daemon's one edge thread: the signal reader and the memory-pressure watcher on one
-/// `PollLoop`. Signals are sent thread-directed, as in `SignalSourceTests`.
-@Suite(.timeLimit(.minutes(1))) struct PollLoopTests {
+/// `EdgeEventLoop` (sd-event). Signals are sent thread-directed, as in `SignalSourceTests`.
+@Suite(.timeLimit(.minutes(1))) struct EdgeEventLoopTests {
     private let quietLogger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     @Test("signals and memory pressure share one thread, each goes on when the other closes, and close ends both")
@@ -20,7 +21,7 @@ import Testing
 
         let (loop, signals) = try onFreshThread {
             try LifecycleSignalMask.blockInCurrentThread()
-            let loop = try PollLoop(name: "apphost-edge")
+            let loop = try EdgeEventLoop(name: "apphost-edge")
             return (loop, try SignalSource(on: loop))
         }
         let pressure = MemoryPressureSource(environment: ["MEMORY_PRESSURE_WATCH": fifo], logger: quietLogger, on: loop)
@@ -49,5 +50,48 @@ import Testing
         loop.close()
         var pressureEnded = pressure.events.makeAsyncIterator()
         while await pressureEnded.next() != nil {}
+    }
+}
+
+extension EdgeEventLoopTests {
+    /// Counts its attaches and finishes; refuses to attach when told to.
+    final class Probe: EdgeEventClient, @unchecked Sendable {
+        let refusal: Int32
+        var attached = 0
+        var finished = 0
+        init(refusal: Int32 = 0) { self.refusal = refusal }
+        func attach(to event: OpaquePointer) -> Int32 {
+            attached += 1
+            return refusal
+        }
+        func finish() { finished += 1 }
+    }
+
+    @Test("add waits for the attach and throws its errno (the client then finished); remove and close finish each client once; a closed loop refuses with EBADF")
+    func clientsAttachAndFinishOnce() throws {
+        let loop = try onFreshThread {
+            try LifecycleSignalMask.blockInCurrentThread()
+            return try EdgeEventLoop(name: "apphost-test")
+        }
+        let kept = Probe()
+        try loop.add(kept)
+        #expect(kept.attached == 1 && kept.finished == 0)
+        let refused = Probe(refusal: EPERM)
+        #expect(throws: Errno(rawValue: EPERM)) { try loop.add(refused) }
+        #expect(refused.finished == 1)
+
+        let removed = Probe()
+        try loop.add(removed)
+        loop.remove(removed)
+        loop.remove(removed)
+        loop.close()
+        loop.close()
+        // Work queued behind the close is refused; what was on the loop has been finished once.
+        let late = Probe()
+        #expect(throws: Errno(rawValue: EBADF)) { try loop.add(late) }
+        #expect(late.attached == 0 && late.finished == 1)
+        loop.waitUntilEnded()
+        #expect(removed.finished == 1)
+        #expect(kept.finished == 1)
     }
 }

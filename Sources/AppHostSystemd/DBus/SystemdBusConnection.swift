@@ -1,0 +1,172 @@
+import CSystemd
+import Glibc
+
+/// One sd-bus connection on the edge's event loop (`sd_bus_attach_event`) that comes back by
+/// itself when the bus goes away, as after `systemctl restart dbus`.
+///
+/// sd-bus speaks the protocol: authentication, the messages, the checks. This only keeps the
+/// connection: it opens it (`sd_bus_open`'s choice of bus, or a given address), has its owner add
+/// what it serves (`setUp`: vtables, the name), and on `org.freedesktop.DBus.Local.Disconnected`
+/// builds all of it again on a new connection to the same address, with `sd_bus_set_watch_bind`
+/// so that a bus socket not yet back is waited for without a timer. A connection that fails to
+/// come up is tried again after 100 ms, doubling up to 30 s: the only timer, and only while a
+/// reconnect is pending. Touched on the loop's thread only.
+package final class SystemdBusConnection: EdgeEventClient, @unchecked Sendable {
+    /// Which bus.
+    package enum Address: Sendable, Equatable {
+        /// `sd_bus_open`'s choice for the process: the user bus in a user's session or under a
+        /// user manager, else the system bus.
+        case processDefault
+        /// A bus at this D-Bus address (a test's private dbus-daemon, a given session bus).
+        case address(String)
+    }
+
+    /// What became of the connection, told to its owner on the loop's thread.
+    package enum Event {
+        /// The bus went away after the owner had it working (`markEstablished`); a new
+        /// connection follows.
+        case lost(reason: String)
+        /// It went away before the owner had it working (a bus that drops the connection): no
+        /// new one is made.
+        case endedBeforeEstablished(reason: String)
+        /// A new connection could not be made; the next try is after `retryIn`.
+        case reconnectFailed(reason: String, retryIn: Duration)
+    }
+
+    let requested: Address
+    /// Adds what the owner serves to a new connection: 0 or a negative errno.
+    private let setUp: (OpaquePointer) -> Int32
+    private let onEvent: (Event) -> Void
+    /// A connection of its own loop ends it.
+    private let endsLoop: EdgeEventLoop?
+    /// The connection, while there is one.
+    package private(set) var bus: OpaquePointer?
+    /// The address the first connection reached: where every new one goes.
+    package private(set) var address: String?
+    private var event: OpaquePointer?
+    private var retry: OpaquePointer?
+    private var delay = SystemdBusConnection.firstDelay
+    private var established = false
+    private var isFinished = false
+
+    static let firstDelay = Duration.milliseconds(100)
+    static let maximumDelay = Duration.seconds(30)
+
+    package init(_ requested: Address, endsLoop: EdgeEventLoop? = nil, setUp: @escaping (OpaquePointer) -> Int32, onEvent: @escaping (Event) -> Void) {
+        self.requested = requested
+        self.endsLoop = endsLoop
+        self.setUp = setUp
+        self.onEvent = onEvent
+    }
+
+    /// Opens the first connection. Its failure is the add's (`EdgeEventLoop.add` throws it).
+    package func attach(to event: OpaquePointer) -> Int32 {
+        self.event = event
+        let result = connect()
+        return result < 0 ? -result : 0
+    }
+
+    /// The owner has the connection working (its name is owned): the next loss is a loss, and
+    /// the backoff starts over.
+    package func markEstablished() {
+        established = true
+        delay = Self.firstDelay
+    }
+
+    package func finish() {
+        isFinished = true
+        if let retry { sd_event_source_disable_unref(retry) }
+        retry = nil
+        closeBus()
+        endsLoop?.close()
+    }
+
+    private var context: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    /// A new connection with the owner's objects on it: 0 or a negative errno.
+    private func connect() -> Int32 {
+        var made: OpaquePointer?
+        var result: Int32
+        if address == nil, requested == .processDefault {
+            result = sd_bus_open(&made)
+        } else {
+            result = sd_bus_new(&made)
+            let target: String = switch requested {
+            case .address(let text): address ?? text
+            case .processDefault: address ?? ""
+            }
+            if result >= 0 { result = sd_bus_set_address(made, target) }
+            if result >= 0 { result = sd_bus_set_bus_client(made, 1) }
+            // A reconnect waits for the socket to come back instead of failing at once.
+            if result >= 0, address != nil { result = sd_bus_set_watch_bind(made, 1) }
+            if result >= 0 { result = sd_bus_start(made) }
+        }
+        guard result >= 0, let made else {
+            if let made { sd_bus_unref(made) }
+            return result < 0 ? result : -EINVAL
+        }
+        if address == nil {
+            var text: UnsafePointer<CChar>?
+            if sd_bus_get_address(made, &text) >= 0, let text { address = String(cString: text) }
+        }
+        result = sd_bus_attach_event(made, event, 0)
+        if result >= 0 {
+            result = sd_bus_add_filter(made, nil, { message, userdata, _ in
+                if sd_bus_message_is_signal(message, "org.freedesktop.DBus.Local", "Disconnected") > 0 {
+                    Unmanaged<SystemdBusConnection>.fromOpaque(userdata!).takeUnretainedValue().disconnected()
+                }
+                return 0
+            }, context)
+        }
+        if result >= 0 { result = setUp(made) }
+        guard result >= 0 else {
+            sd_bus_flush_close_unref(made)
+            return result
+        }
+        bus = made
+        return 0
+    }
+
+    private func closeBus() {
+        if let bus { sd_bus_flush_close_unref(bus) }
+        bus = nil
+    }
+
+    /// In sd-bus's dispatch of this connection: the rest waits for the loop's next turn.
+    private func disconnected() {
+        guard !isFinished, retry == nil else { return }
+        if !established {
+            onEvent(.endedBeforeEstablished(reason: "the bus closed the connection"))
+            return
+        }
+        established = false
+        onEvent(.lost(reason: "the bus closed the connection"))
+        schedule(after: .zero)
+    }
+
+    private func schedule(after wait: Duration) {
+        guard let event else { return }
+        var source: OpaquePointer?
+        let microseconds = wait.wholeMicroseconds
+        let result = sd_event_add_time_relative(event, &source, CLOCK_MONOTONIC, microseconds, 0, { source, _, userdata in
+            sd_event_source_unref(source)
+            Unmanaged<SystemdBusConnection>.fromOpaque(userdata!).takeUnretainedValue().reconnect()
+            return 0
+        }, context)
+        retry = result >= 0 ? source : nil
+    }
+
+    private func reconnect() {
+        retry = nil
+        guard !isFinished else { return }
+        closeBus()
+        let result = connect()
+        guard result < 0 else { return }
+        let wait = delay
+        delay = min(delay * 2, Self.maximumDelay)
+        // A little jitter, so that a fleet of daemons does not knock on a restarted bus at once.
+        let jittered = wait + .milliseconds(Int.random(in: 0...Int(wait.wholeMicroseconds / 10_000)))
+        onEvent(.reconnectFailed(reason: SystemErrorText.describe(-result), retryIn: jittered))
+        schedule(after: jittered)
+    }
+}

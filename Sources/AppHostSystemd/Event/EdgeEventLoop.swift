@@ -1,0 +1,190 @@
+import CAppHostShims
+import CSystemd
+import Dispatch
+import Glibc
+import Synchronization
+import SystemPackage
+
+/// What runs on an `EdgeEventLoop`: one source of the edge (the signals, memory pressure) with
+/// its sd-event sources. The loop calls both methods on its own thread, one at a time, so a
+/// client's state needs no lock of its own.
+package protocol EdgeEventClient: AnyObject, Sendable {
+    /// Adds the client's sources to `event`. Returns 0, or the errno of what failed; the loop
+    /// then finishes it.
+    func attach(to event: OpaquePointer) -> Int32
+    /// The client has left the loop (its own `remove`, or the loop closing): it drops its
+    /// sources, closes its descriptors and finishes its stream. Called once.
+    func finish()
+}
+
+/// The edge's one event loop: an sd-event loop on a thread of its own, with no timer, asleep in
+/// `sd_event_run` until a signal, a memory-pressure fd or a request from Swift wakes it.
+///
+/// sd-event objects belong to one thread, so everything that touches them runs here: Swift tasks
+/// hand work in through a queue and an eventfd (`add`, `remove`, `close`). The thread inherits the
+/// blocked lifecycle signals, which `sd_event_add_signal` requires of the thread that reads them.
+package final class EdgeEventLoop: Sendable {
+    /// The kernel thread id of the loop's thread: where stray lifecycle signals are forwarded.
+    package let threadID: pid_t
+    private let shared: Shared
+
+    /// Starts the thread, named `name` (15 characters at most are kept), and its sd-event loop.
+    package init(name: String) throws(LifecycleSignalError) {
+        let shared = Shared(wake: try WakeEventFD())
+        let started = ThreadStartLatch()
+        let failure = Mutex<Int32>(0)
+        let result = PollThread.start(name: name) {
+            // Inherited from a daemon's threads already; repeated so that a signal never takes
+            // its default action here.
+            _ = apphost_block_lifecycle_signals()
+            var event: OpaquePointer?
+            let created = sd_event_new(&event)
+            guard created >= 0, let event else {
+                failure.withLock { $0 = -created }
+                started.open(threadID: apphost_gettid())
+                return
+            }
+            let context = Unmanaged.passUnretained(shared).toOpaque()
+            let woken = sd_event_add_io(event, nil, shared.wake.fd, UInt32(EPOLLIN.rawValue), { _, _, _, userdata in
+                Unmanaged<Shared>.fromOpaque(userdata!).takeUnretainedValue().takeWork()
+                return 0
+            }, context)
+            guard woken >= 0 else {
+                sd_event_unref(event)
+                failure.withLock { $0 = -woken }
+                started.open(threadID: apphost_gettid())
+                return
+            }
+            shared.event = event
+            started.open(threadID: apphost_gettid())
+            _ = sd_event_loop(event)
+            shared.event = nil
+            sd_event_unref(event)
+            shared.ended.signal()
+        }
+        guard result == 0 else { throw .readerFailed(errno: result) }
+        self.threadID = started.waitForThreadID()
+        let code = failure.withLock { $0 }
+        guard code == 0 else { throw .readerFailed(errno: code) }
+        self.shared = shared
+    }
+
+    /// Adds `client` and waits (microseconds) until it attached on the loop's thread. Never
+    /// call it from that thread.
+    /// - Throws: the errno of its failed attach (the client is then finished); `EBADF` on a
+    ///   closed loop.
+    package func add(_ client: any EdgeEventClient) throws(Errno) {
+        let reply = AttachReply()
+        guard shared.enqueue(.add(client, reply)) else {
+            client.finish()
+            throw Errno(rawValue: EBADF)
+        }
+        let code = reply.wait()
+        if code != 0 { throw Errno(rawValue: code) }
+    }
+
+    /// Takes `client` out; the loop's thread finishes it. Idempotent.
+    package func remove(_ client: any EdgeEventClient) {
+        _ = shared.enqueue(.remove(ObjectIdentifier(client)))
+    }
+
+    /// Ends the loop and its thread; every client still on it is finished. Idempotent. Returns
+    /// at once (a client's `finish` may close its own loop, on the loop's thread).
+    package func close() {
+        _ = shared.enqueue(.close)
+    }
+
+    /// Waits until a `close()` has finished every client and the loop has ended (for tests, and
+    /// for a caller that must know the sources are gone). Never call it from the loop's thread.
+    package func waitUntilEnded() {
+        shared.ended.wait()
+        shared.ended.signal()
+    }
+
+    /// What the loop's thread and the callers share: the queue of work and the wake fd; and,
+    /// touched on the loop's thread only, the sd-event loop and its clients.
+    private final class Shared: @unchecked Sendable {
+        enum Work {
+            case add(any EdgeEventClient, AttachReply)
+            case remove(ObjectIdentifier)
+            case close
+        }
+
+        struct Queue {
+            var work: [Work] = []
+            var isClosed = false
+        }
+
+        let queue = Mutex(Queue())
+        let wake: WakeEventFD
+        /// Signalled once the loop has ended.
+        let ended = DispatchSemaphore(value: 0)
+        /// Loop thread only.
+        var event: OpaquePointer?
+        var clients: [ObjectIdentifier: any EdgeEventClient] = [:]
+
+        init(wake: WakeEventFD) {
+            self.wake = wake
+        }
+
+        /// Queues `work` and wakes the loop; false when the loop is closed (`close` is then a
+        /// no-op).
+        func enqueue(_ work: Work) -> Bool {
+            let queued = queue.withLock { queue -> Bool in
+                guard !queue.isClosed else { return false }
+                queue.work.append(work)
+                if case .close = work { queue.isClosed = true }
+                return true
+            }
+            if queued { wake.wake() }
+            return queued
+        }
+
+        /// On the loop's thread: what the callers queued, in order.
+        func takeWork() {
+            wake.drain()
+            let work = queue.withLock { queue in
+                defer { queue.work = [] }
+                return queue.work
+            }
+            guard let event else { return }
+            for item in work {
+                switch item {
+                case .add(let client, let reply):
+                    let code = client.attach(to: event)
+                    if code == 0 {
+                        clients[ObjectIdentifier(client)] = client
+                    } else {
+                        client.finish()
+                    }
+                    reply.answer(code)
+                case .remove(let id):
+                    clients.removeValue(forKey: id)?.finish()
+                case .close:
+                    // What was queued behind the close gets nothing but its answer.
+                    let rest = clients.values
+                    clients = [:]
+                    rest.forEach { $0.finish() }
+                    sd_event_exit(event, 0)
+                    return
+                }
+            }
+        }
+    }
+}
+
+/// The answer to one `add`: the attach's errno, handed from the loop's thread to the caller.
+private final class AttachReply: Sendable {
+    private let code = Mutex<Int32>(0)
+    private let answered = DispatchSemaphore(value: 0)
+
+    func answer(_ value: Int32) {
+        code.withLock { $0 = value }
+        answered.signal()
+    }
+
+    func wait() -> Int32 {
+        answered.wait()
+        return code.withLock { $0 }
+    }
+}

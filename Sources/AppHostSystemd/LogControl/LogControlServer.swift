@@ -1,0 +1,96 @@
+import CAppHostShims
+import CSystemd
+
+/// What serves LogControl1 on each new connection; on the loop's thread only.
+final class LogControlServer: @unchecked Sendable {
+    /// What the service logs.
+    enum Report: Sendable {
+        /// The name is owned (again: after a lost bus).
+        case owned(again: Bool)
+        /// Log control cannot be had; it ends.
+        case unavailable(String)
+        /// The bus went away; a new connection follows.
+        case lost(String)
+        /// A new connection failed; the next try is after the duration.
+        case retrying(String, Duration)
+    }
+
+    let busName: String
+    let properties: LogControlProperties
+    let reports: AsyncStream<Report>.Continuation
+    /// Set once, before the connection is added.
+    var connection: SystemdBusConnection?
+    private var wasOwned = false
+
+    init(busName: String, properties: LogControlProperties, reports: AsyncStream<Report>.Continuation) {
+        self.busName = busName
+        self.properties = properties
+        self.reports = reports
+    }
+
+    /// The vtable, then the name (asked without waiting: its answer comes on the loop).
+    func setUp(_ bus: OpaquePointer) -> Int32 {
+        var slot: UnsafeMutableRawPointer?
+        let context = Unmanaged.passUnretained(properties).toOpaque()
+        var result = apphost_log_control_add(UnsafeMutableRawPointer(bus), &slot, context, { context, property in
+            Unmanaged<LogControlProperties>.fromOpaque(context!).takeUnretainedValue().value(of: String(cString: property!))
+        }, { context, property, value in
+            Unmanaged<LogControlProperties>.fromOpaque(context!).takeUnretainedValue().set(String(cString: property!), to: String(cString: value!))
+        })
+        guard result >= 0 else { return result }
+        // The vtable lives as long as the connection.
+        _ = sd_bus_slot_set_floating(OpaquePointer(slot), 1)
+        result = sd_bus_request_name_async(bus, nil, busName, 0, { reply, userdata, _ in
+            Unmanaged<LogControlServer>.fromOpaque(userdata!).takeUnretainedValue().nameAnswered(reply)
+            return 0
+        }, Unmanaged.passUnretained(self).toOpaque())
+        return result
+    }
+
+    private func nameAnswered(_ reply: OpaquePointer?) {
+        // A connection that went away fails its pending calls first; its Disconnected says why.
+        if let bus = sd_bus_message_get_bus(reply), sd_bus_is_open(bus) <= 0 { return }
+        if let error = sd_bus_message_get_error(reply), sd_bus_error_is_set(error) != 0 {
+            let name = error.pointee.name.map { String(cString: $0) } ?? ""
+            let message = error.pointee.message.map { String(cString: $0) } ?? ""
+            if name == "org.freedesktop.DBus.Error.AccessDenied" {
+                refuse("the name \(busName) is not ours (\(name): \(message); a D-Bus policy must let this user own it, as deploy/dbus/org.apphost.apphostd.conf does for the shipped unit)")
+            } else {
+                refuse("the name \(busName) is not ours (\(name): \(message))")
+            }
+            return
+        }
+        var code: UInt32 = 0
+        guard sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "u")), &code) >= 0 else {
+            refuse("the bus's answer to RequestName could not be read")
+            return
+        }
+        switch code {
+        case 1, 4:
+            reports.yield(.owned(again: wasOwned))
+            wasOwned = true
+            connection?.markEstablished()
+        case 3:
+            refuse("another process owns \(busName)")
+        default:
+            refuse("the name \(busName) is not ours (RequestName answered \(code))")
+        }
+    }
+
+    private func refuse(_ reason: String) {
+        // After a reconnect a refusal is as final as at start: said once, and log control ends.
+        reports.yield(.unavailable(reason))
+    }
+
+    func connectionChanged(_ event: SystemdBusConnection.Event) {
+        switch event {
+        case .lost(let reason):
+            reports.yield(.lost(reason))
+        case .endedBeforeEstablished(let reason):
+            // dbus-daemon drops a connection whose uid it cannot resolve: a DynamicUser=.
+            reports.yield(.unavailable("\(reason) before log control was set up (dbus-daemon does that to a DynamicUser='s connection, whose uid it cannot resolve: run as a system user, as the shipped unit does)"))
+        case .reconnectFailed(let reason, let wait):
+            reports.yield(.retrying(reason, wait))
+        }
+    }
+}
