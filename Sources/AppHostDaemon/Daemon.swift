@@ -145,7 +145,10 @@ struct Daemon: Sendable {
         ]
         if let pressure { services.append(.init(service: pressure, serviceName: "memory-pressure")) }
         // systemctl service-log-level / service-log-target, through the unit's BusName=.
-        let logControl = LogControlService(busName: LogControlService.busName(commandName: identity.commandName), identifier: identity.commandName, logger: logger, on: edge)
+        let logControl = LogControlService(busName: LogControlService.busName(commandName: identity.commandName), identifier: identity.commandName, logger: logger, on: edge) {
+            // After the launch: the bus's connection and name stay off the way to READY=1.
+            _ = try? await host.launched()
+        }
         // Without a bus it says why and ends: the others go on.
         services.append(.init(service: logControl, successTerminationBehavior: .ignore, serviceName: "log-control"))
         // Before the host: it writes the host's last figures (notRunning) after the host ended.

@@ -185,3 +185,28 @@ import Testing
         #expect(await events.next() == nil, "a source that is off delivers nothing and ends")
     }
 }
+
+/// A FIFO the daemon may only read (no write permission: systemd's own FIFO of another user)
+/// reports a hang-up when its writer leaves; the watcher opens it again and hears the next one.
+@Suite struct MemoryPressureReadOnlyFIFOTests {
+    @Test("a read-only FIFO is watched again after each writer leaves: the second writer's pressure arrives too")
+    func readOnlyFIFOIsReopened() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let fifo = directory.file("pressure.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC
+        let fd = open(fifo, flags)
+        try #require(fd >= 0)
+        let endpoint = MemoryPressureEndpoint(fd: fd, kind: .fifo, path: fifo, level: .warning, trigger: "", openFlags: flags)
+        let source = MemoryPressureSource(resolution: .watching([endpoint], description: "a read-only FIFO"), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, on: nil)
+        defer { source.close() }
+        for round in 1...2 {
+            let writer = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+            try #require(writer >= 0, "round \(round): no reader on the FIFO")
+            #expect("pressure\n".withCString { write(writer, $0, 9) } == 9)
+            close(writer)
+            #expect(await nextValue(source.events) == .warning, "round \(round)")
+        }
+    }
+}

@@ -1,9 +1,9 @@
 // swift-tools-version: 6.1
 // The design's floor for apphostd's start and footprint: a ServiceGroup (as the daemon runs one)
 // of five services that do nothing, one of which sends READY=1 through libsystemd's sd_notify, as
-// a daemon on swift-service-lifecycle and swift-systemd does. Linked with apphostd's lld flags
-// (Package.swift there), dynamically: libsystemd has no static library, so this floor cannot be
-// the static PIE apphostd's release build is. Built and run by ../run.sh.
+// a daemon on swift-service-lifecycle and swift-systemd does. Linked as apphostd's release build
+// is: lld's flags (Package.swift there), the Swift runtime inside, libsystemd and the C runtime
+// shared. Built and run by ../run.sh.
 import PackageDescription
 
 let package = Package(

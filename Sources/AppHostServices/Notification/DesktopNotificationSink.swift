@@ -60,7 +60,7 @@ final class DesktopNotificationSink: NotificationSink {
     }
 
     deinit {
-        if let connection { sd_bus_flush_close_unref(connection) }
+        if let connection { sd_bus_close_unref(connection) }
     }
 
     func deliver(_ notification: LocalNotification) async throws {
@@ -85,7 +85,7 @@ final class DesktopNotificationSink: NotificationSink {
         } catch {
             // Start over with a fresh connection next time: the bus may have gone away.
             connection = nil
-            sd_bus_flush_close_unref(bus)
+            sd_bus_close_unref(bus)
             throw error
         }
     }
@@ -103,12 +103,28 @@ final class DesktopNotificationSink: NotificationSink {
             sd_bus_unref(bus)
             throw DesktopNotificationError(step: "connect to \(address)", code: result)
         }
+        // sd_bus_call waits for the authentication without a limit of its own: bound it here,
+        // so a hung bus holds a delivery for the sink's timeout, not sd-bus's 90 s.
+        let deadline = ContinuousClock.now + callTimeout
+        while sd_bus_is_ready(bus) <= 0 {
+            let left = deadline - .now
+            guard left > .zero else {
+                sd_bus_close_unref(bus)
+                throw DesktopNotificationError(step: "connect to \(address)", message: "the bus did not finish the authentication within \(callTimeout)")
+            }
+            result = sd_bus_process(bus, nil)
+            if result == 0 { result = sd_bus_wait(bus, left.wholeMicroseconds) }
+            guard result >= 0 else {
+                sd_bus_close_unref(bus)
+                throw DesktopNotificationError(step: "connect to \(address)", code: result)
+            }
+        }
         connection = bus
         return bus
     }
 
-    /// `Notify` with `sd_bus_call` and the sink's timeout, which also bounds the connection's
-    /// authentication (the call waits for both). On the sink's queue, never on the edge's loop.
+    /// `Notify` with `sd_bus_call` and the sink's timeout. On the sink's queue, never on the
+    /// edge's loop.
     private func call(_ bus: OpaquePointer, _ notification: LocalNotification) throws(DesktopNotificationError) {
         var message: OpaquePointer?
         var result = sd_bus_message_new_method_call(

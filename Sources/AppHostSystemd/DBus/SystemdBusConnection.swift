@@ -29,14 +29,20 @@ package final class SystemdBusConnection: EdgeEventClient, @unchecked Sendable {
         /// It went away before the owner had it working (a bus that drops the connection): no
         /// new one is made.
         case endedBeforeEstablished(reason: String)
-        /// A new connection could not be made; the next try is after `retryIn`.
+        /// A new connection could not be made, or went away before the owner had it working;
+        /// the next try is after `retryIn`.
         case reconnectFailed(reason: String, retryIn: Duration)
+        /// No further try can be scheduled (the event loop refused a timer): the connection
+        /// stays gone.
+        case gaveUp(reason: String)
     }
 
     let requested: Address
-    /// Adds what the owner serves to a new connection: 0 or a negative errno.
-    private let setUp: (OpaquePointer) -> Int32
-    private let onEvent: (Event) -> Void
+    /// Adds what the owner serves to a new connection: 0 or a negative errno. The owner's
+    /// objects, whose addresses sd-bus holds, live as long as these closures: until `finish`,
+    /// after which the connection is closed and sd-bus calls nothing of theirs.
+    private var setUp: (OpaquePointer) -> Int32
+    private var onEvent: (Event) -> Void
     /// A connection of its own loop ends it.
     private let endsLoop: EdgeEventLoop?
     /// The connection, while there is one.
@@ -47,6 +53,14 @@ package final class SystemdBusConnection: EdgeEventClient, @unchecked Sendable {
     private var retry: OpaquePointer?
     private var delay = SystemdBusConnection.firstDelay
     private var established = false
+    /// Whether any connection was ever established: a drop after that is always a reconnect.
+    private var everEstablished = false
+    /// When the owner last had a connection working: a connection that stays up for
+    /// `maximumDelay` starts the backoff over; one that keeps dropping keeps doubling it.
+    private var establishedAt = ContinuousClock.now
+    /// The first connection was to a user's bus, which sd-bus trusts (`sd_bus_open`): the new
+    /// ones are trusted too, so their callers' privilege is not asked of the bus.
+    private var trustsUserBus = false
     private var isFinished = false
 
     static let firstDelay = Duration.milliseconds(100)
@@ -70,7 +84,8 @@ package final class SystemdBusConnection: EdgeEventClient, @unchecked Sendable {
     /// the backoff starts over.
     package func markEstablished() {
         established = true
-        delay = Self.firstDelay
+        everEstablished = true
+        establishedAt = .now
     }
 
     package func finish() {
@@ -78,6 +93,8 @@ package final class SystemdBusConnection: EdgeEventClient, @unchecked Sendable {
         if let retry { sd_event_source_disable_unref(retry) }
         retry = nil
         closeBus()
+        setUp = { _ in -ECANCELED }
+        onEvent = { _ in }
         endsLoop?.close()
     }
 
@@ -99,6 +116,7 @@ package final class SystemdBusConnection: EdgeEventClient, @unchecked Sendable {
             if result >= 0 { result = sd_bus_set_bus_client(made, 1) }
             // A reconnect waits for the socket to come back instead of failing at once.
             if result >= 0, address != nil { result = sd_bus_set_watch_bind(made, 1) }
+            if result >= 0, address != nil, trustsUserBus { result = sd_bus_set_trusted(made, 1) }
             if result >= 0 { result = sd_bus_start(made) }
         }
         guard result >= 0, let made else {
@@ -108,6 +126,8 @@ package final class SystemdBusConnection: EdgeEventClient, @unchecked Sendable {
         if address == nil {
             var text: UnsafePointer<CChar>?
             if sd_bus_get_address(made, &text) >= 0, let text { address = String(cString: text) }
+            var scope: UnsafePointer<CChar>?
+            trustsUserBus = requested == .processDefault && sd_bus_get_scope(made, &scope) >= 0 && scope.map { String(cString: $0) } == "user"
         }
         result = sd_bus_attach_event(made, event, 0)
         if result >= 0 {
@@ -120,40 +140,61 @@ package final class SystemdBusConnection: EdgeEventClient, @unchecked Sendable {
         }
         if result >= 0 { result = setUp(made) }
         guard result >= 0 else {
-            sd_bus_flush_close_unref(made)
+            sd_bus_close_unref(made)
             return result
         }
         bus = made
         return 0
     }
 
+    /// Closes without flushing: a flush waits for a bus that may never answer, on the edge's
+    /// thread (the signals' and memory pressure's too).
     private func closeBus() {
-        if let bus { sd_bus_flush_close_unref(bus) }
+        if let bus { sd_bus_close_unref(bus) }
         bus = nil
     }
 
     /// In sd-bus's dispatch of this connection: the rest waits for the loop's next turn.
     private func disconnected() {
         guard !isFinished, retry == nil else { return }
-        if !established {
-            onEvent(.endedBeforeEstablished(reason: "the bus closed the connection"))
-            return
+        let reason = "the bus closed the connection"
+        if established {
+            established = false
+            // A connection that stayed up a while starts the backoff over.
+            if ContinuousClock.now - establishedAt >= Self.maximumDelay { delay = Self.firstDelay }
+            onEvent(.lost(reason: reason))
+            schedule(after: nextWait())
+        } else if everEstablished {
+            let wait = nextWait()
+            onEvent(.reconnectFailed(reason: reason, retryIn: wait))
+            schedule(after: wait)
+        } else {
+            onEvent(.endedBeforeEstablished(reason: reason))
         }
-        established = false
-        onEvent(.lost(reason: "the bus closed the connection"))
-        schedule(after: .zero)
+    }
+
+    /// The current delay with a little jitter (so that a fleet of daemons does not knock on a
+    /// restarted bus at once); the next is twice as long, up to `maximumDelay`.
+    private func nextWait() -> Duration {
+        let wait = delay
+        delay = min(delay * 2, Self.maximumDelay)
+        return wait + .milliseconds(Int.random(in: 0...Int(wait.wholeMicroseconds / 10_000)))
     }
 
     private func schedule(after wait: Duration) {
         guard let event else { return }
         var source: OpaquePointer?
-        let microseconds = wait.wholeMicroseconds
-        let result = sd_event_add_time_relative(event, &source, CLOCK_MONOTONIC, microseconds, 0, { source, _, userdata in
+        let result = sd_event_add_time_relative(event, &source, CLOCK_MONOTONIC, wait.wholeMicroseconds, 0, { source, _, userdata in
             sd_event_source_unref(source)
             Unmanaged<SystemdBusConnection>.fromOpaque(userdata!).takeUnretainedValue().reconnect()
             return 0
         }, context)
-        retry = result >= 0 ? source : nil
+        guard result >= 0, let source else {
+            retry = nil
+            onEvent(.gaveUp(reason: "no timer for the next try: \(SystemErrorText.describe(-result))"))
+            return
+        }
+        retry = source
     }
 
     private func reconnect() {
@@ -162,11 +203,8 @@ package final class SystemdBusConnection: EdgeEventClient, @unchecked Sendable {
         closeBus()
         let result = connect()
         guard result < 0 else { return }
-        let wait = delay
-        delay = min(delay * 2, Self.maximumDelay)
-        // A little jitter, so that a fleet of daemons does not knock on a restarted bus at once.
-        let jittered = wait + .milliseconds(Int.random(in: 0...Int(wait.wholeMicroseconds / 10_000)))
-        onEvent(.reconnectFailed(reason: SystemErrorText.describe(-result), retryIn: jittered))
-        schedule(after: jittered)
+        let wait = nextWait()
+        onEvent(.reconnectFailed(reason: SystemErrorText.describe(-result), retryIn: wait))
+        schedule(after: wait)
     }
 }

@@ -57,7 +57,10 @@ package final class EdgeEventLoop: Sendable {
             }
             shared.event = event
             started.open(threadID: apphost_gettid())
-            _ = sd_event_loop(event)
+            let ended = sd_event_loop(event)
+            // Ended by `close()`, or on its own (an epoll or signalfd failure): either way nothing
+            // is left waiting on it, and what comes later is refused.
+            shared.end(code: ended < 0 ? -ended : 0)
             shared.event = nil
             sd_event_unref(event)
             shared.ended.signal()
@@ -94,11 +97,14 @@ package final class EdgeEventLoop: Sendable {
         _ = shared.enqueue(.close)
     }
 
-    /// Waits until a `close()` has finished every client and the loop has ended (for tests, and
-    /// for a caller that must know the sources are gone). Never call it from the loop's thread.
-    package func waitUntilEnded() {
+    /// Waits until the loop has ended and finished every client (for tests, and for a caller
+    /// that must know the sources are gone). Never call it from the loop's thread. Returns the
+    /// errno that ended the loop on its own, or 0 after `close()`.
+    @discardableResult
+    package func waitUntilEnded() -> Int32 {
         shared.ended.wait()
         shared.ended.signal()
+        return shared.endCode
     }
 
     /// What the loop's thread and the callers share: the queue of work and the wake fd; and,
@@ -122,6 +128,8 @@ package final class EdgeEventLoop: Sendable {
         /// Loop thread only.
         var event: OpaquePointer?
         var clients: [ObjectIdentifier: any EdgeEventClient] = [:]
+        /// Set on the loop's thread before `ended` is signalled.
+        var endCode: Int32 = 0
 
         init(wake: WakeEventFD) {
             self.wake = wake
@@ -138,6 +146,26 @@ package final class EdgeEventLoop: Sendable {
             }
             if queued { wake.wake() }
             return queued
+        }
+
+        /// On the loop's thread, once the loop has ended: refuses what comes later, answers what
+        /// is still queued (an add is refused with `code`, or EBADF), and finishes every client.
+        func end(code: Int32) {
+            endCode = code
+            let pending = queue.withLock { queue in
+                queue.isClosed = true
+                defer { queue.work = [] }
+                return queue.work
+            }
+            for item in pending {
+                if case .add(let client, let reply) = item {
+                    client.finish()
+                    reply.answer(code == 0 ? EBADF : code)
+                }
+            }
+            let rest = clients.values
+            clients = [:]
+            rest.forEach { $0.finish() }
         }
 
         /// On the loop's thread: what the callers queued, in order.
@@ -161,10 +189,7 @@ package final class EdgeEventLoop: Sendable {
                 case .remove(let id):
                     clients.removeValue(forKey: id)?.finish()
                 case .close:
-                    // What was queued behind the close gets nothing but its answer.
-                    let rest = clients.values
-                    clients = [:]
-                    rest.forEach { $0.finish() }
+                    // The clients are finished as the loop ends (`end`).
                     sd_event_exit(event, 0)
                     return
                 }

@@ -91,6 +91,8 @@ final class LogControlServer: @unchecked Sendable {
             reports.yield(.unavailable("\(reason) before log control was set up (dbus-daemon does that to a DynamicUser='s connection, whose uid it cannot resolve: run as a system user, as the shipped unit does)"))
         case .reconnectFailed(let reason, let wait):
             reports.yield(.retrying(reason, wait))
+        case .gaveUp(let reason):
+            reports.yield(.unavailable(reason))
         }
     }
 }

@@ -37,13 +37,18 @@ public final class MemoryPressureSource: Sendable {
 
     /// Like `init(environment:thresholds:logger:)`, watched on `shared`'s thread (which other
     /// sources may share), or on a thread of its own without one.
-    package init(environment: [String: String], thresholds: Thresholds = .default, logger: Logger, on shared: EdgeEventLoop?) {
+    package convenience init(environment: [String: String], thresholds: Thresholds = .default, logger: Logger, on shared: EdgeEventLoop?) {
+        self.init(resolution: Self.resolve(environment: environment, thresholds: thresholds), logger: logger, on: shared)
+    }
+
+    /// Watches what `resolution` chose (tests give endpoints of their own).
+    init(resolution chosen: Resolution, logger: Logger, on shared: EdgeEventLoop?) {
         let (stream, continuation) = AsyncStream.makeStream(
             of: MemoryWarningLevel.self, bufferingPolicy: .bufferingNewest(16))
         self.events = stream
         self.continuation = continuation
 
-        var resolution = Self.resolve(environment: environment, thresholds: thresholds)
+        var resolution = chosen
         if case .watching(let endpoints, _) = resolution {
             do throws(LifecycleSignalError) {
                 let loop: EdgeEventLoop
@@ -222,12 +227,7 @@ public final class MemoryPressureSource: Sendable {
         func attach(to event: OpaquePointer) -> Int32 {
             var lastFailure: Int32 = 0
             for entry in watched {
-                let context = Unmanaged.passUnretained(entry).toOpaque()
-                let added = sd_event_add_io(event, &entry.source, entry.endpoint.fd, UInt32(UInt16(bitPattern: entry.endpoint.pollEvents)), { _, _, revents, userdata in
-                    let entry = Unmanaged<Watched>.fromOpaque(userdata!).takeUnretainedValue()
-                    entry.watcher.handle(entry, revents: revents)
-                    return 0
-                }, context)
+                let added = add(entry, to: event)
                 if added < 0 {
                     lastFailure = -added
                     if watched.count > 1 {
@@ -237,6 +237,16 @@ public final class MemoryPressureSource: Sendable {
                 }
             }
             return watched.isEmpty ? (lastFailure == 0 ? EINVAL : lastFailure) : 0
+        }
+
+        /// One I/O source for `entry` on `event`: 0 or a negative errno.
+        func add(_ entry: Watched, to event: OpaquePointer) -> Int32 {
+            let context = Unmanaged.passUnretained(entry).toOpaque()
+            return sd_event_add_io(event, &entry.source, entry.endpoint.fd, UInt32(UInt16(bitPattern: entry.endpoint.pollEvents)), { _, _, revents, userdata in
+                let entry = Unmanaged<Watched>.fromOpaque(userdata!).takeUnretainedValue()
+                entry.watcher.handle(entry, revents: revents)
+                return 0
+            }, context)
         }
 
         /// What epoll reported for one endpoint (the same bits as `poll`'s).
@@ -262,12 +272,16 @@ public final class MemoryPressureSource: Sendable {
                 if gotData { continuation.yield(entry.endpoint.level) }
                 let hungUp = endOfFile || revents & Int32(POLLHUP) != 0 || trouble
                 guard hungUp else { return }
-                if entry.endpoint.kind == .fifo && !trouble {
-                    // A read-only FIFO whose writer left: reopen so the next writer is heard.
+                if entry.endpoint.kind == .fifo && !trouble, let source = entry.source, let event = sd_event_source_get_event(source) {
+                    // A read-only FIFO whose writer left: reopen so the next writer is heard. The
+                    // close took the old fd out of epoll, and the new one likely has its number:
+                    // a new source, not `sd_event_source_set_io_fd` (a no-op for the same number).
+                    sd_event_source_disable_unref(source)
+                    entry.source = nil
                     if !entry.endpoint.reopen() {
                         logger.warning("memory pressure: cannot reopen \(path): \(SystemErrorText.describe(errno))")
                         drop(entry)
-                    } else if let source = entry.source, sd_event_source_set_io_fd(source, entry.endpoint.fd) < 0 {
+                    } else if add(entry, to: event) < 0 {
                         logger.warning("memory pressure: cannot watch \(path) again after reopening it")
                         drop(entry)
                     }
