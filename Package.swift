@@ -113,6 +113,14 @@ let package = Package(
                 ),
             ]
         ),
+        // One libFuzzer target per reader of outside bytes (Fuzz/: targets, corpora,
+        // dictionaries; scripts/fuzz.sh builds it with the fuzzer and the address sanitizer).
+        // The ordinary build replays each target's corpus once (scripts/test.sh).
+        .executableTarget(
+            name: "apphost-fuzz",
+            dependencies: ["AppHost", "AppHostDaemon", "AppHostServices", "AppHostSystemd"],
+            path: "Fuzz/Targets"
+        ),
         // For services' own tests: hook handles, a recording host, captured logs. AppHost and
         // swift-log only, so a user's test target needs no libsystemd and no Foundation.
         .target(

@@ -27,6 +27,9 @@ swift package generate-documentation --target AppHost --warnings-as-errors
 # The Prometheus alerting rules: promtool check rules, promtool test rules.
 bash scripts/check-prometheus-rules.sh
 swift test --skip-build
+# The fuzz targets' seeds, each run once through its target without mutation (a regression check,
+# not the hunt: scripts/fuzz.sh is that).
+"$(swift build --show-bin-path)/apphost-fuzz" replay Fuzz/Corpus
 # SystemManagerTests once more, booted in a minimal Debian 13 with systemd 257: everything they
 # check under 252 must hold there too, and what 254 and later add ($FDSTORE, the
 # $MEMORY_PRESSURE_WATCH systemd sets, FileDescriptorStorePreserve=) is checked only there.

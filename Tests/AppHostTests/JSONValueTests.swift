@@ -39,6 +39,13 @@ import Testing
         #expect(throws: JSONValue.FormatError.self) { try JSONValue(parsing: Array(text.utf8)) }
     }
 
+    // Found by the json fuzz target (Fuzz/Corpus/json/number-past-double): accepted as infinity,
+    // written back as null, so a state file would not read back as it was written.
+    @Test("a number past Double's range is refused, not read as infinity", arguments: ["1e400", "-1e400", "12345678901234567890123456781e3084567890"])
+    func numbersPastDoublesRangeAreRefused(_ text: String) {
+        #expect(throws: JSONValue.FormatError.self) { try JSONValue(parsing: Array(text.utf8)) }
+    }
+
     @Test func integersAreWholeNumbersOnly() throws {
         #expect(try JSONValue(parsing: Array("42".utf8)).integer == 42)
         #expect(try JSONValue(parsing: Array("4.2".utf8)).integer == nil)

@@ -129,7 +129,8 @@ extension JSONValue {
                 if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { offset += 1 }
                 guard digits() > 0 else { throw error("a number without exponent digits") }
             }
-            guard let text = String(validating: bytes[start..<offset], as: UTF8.self), let value = Double(text) else {
+            // Double("1e400") is infinity, which JSON cannot write back (it renders as null).
+            guard let text = String(validating: bytes[start..<offset], as: UTF8.self), let value = Double(text), value.isFinite else {
                 throw error("a number out of range")
             }
             return value

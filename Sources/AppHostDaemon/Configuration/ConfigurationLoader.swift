@@ -10,7 +10,7 @@ import Logging
 /// on reload. A file that cannot be read, is not UTF-8, is not YAML or has no mapping at the top
 /// stops at that one problem. Validation builds each service once through its registry factory (factories have no
 /// side effects), so a config that loads also launches without settings errors.
-struct ConfigurationLoader: Sendable {
+package struct ConfigurationLoader: Sendable {
     /// Largest config file accepted, in bytes; anything bigger is refused unread.
     static let sizeLimit = 1 << 20
 
@@ -39,14 +39,14 @@ struct ConfigurationLoader: Sendable {
     let stateDirectoryName: String
 
     /// A loader that validates services against `registry`.
-    init(registry: ServiceRegistry, environment: [String: String] = ProcessEnvironment.current, stateDirectoryName: String = DaemonIdentity.apphostd.stateDirectoryName) {
+    package init(registry: ServiceRegistry, environment: [String: String] = ProcessEnvironment.current, stateDirectoryName: String = DaemonIdentity.apphostd.stateDirectoryName) {
         self.registry = registry
         self.environment = environment
         self.stateDirectoryName = stateDirectoryName
     }
 
     /// Parses and fully validates `text`, reporting errors against `file`.
-    func load(text: String, file: String) throws(InvalidConfiguration) -> DaemonConfiguration {
+    package func load(text: String, file: String) throws(InvalidConfiguration) -> DaemonConfiguration {
         let document = try ConfigurationErrorCollector.alone { () throws(ConfigurationError) in try Self.parse(text: text, file: file) }
         var problems = ConfigurationErrorCollector()
         guard case .table(let topLevel) = document.root else {
