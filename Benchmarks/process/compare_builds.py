@@ -14,8 +14,8 @@ state directory and a session secret of its own:
   fan-out         kill -USR1 -> STATUS= at 4, 100 and 1000 probe services, and at 100 keeping
                   64 bytes of restorable state each (an fd-store push per request); builds
                   alternate round by round. The last row again with an abstract NOTIFY_SOCKET,
-                  where the push goes through libsystemd's sd_pid_notify_with_fds instead of the
-                  one socket opened once (the fd store's exception, FileDescriptorStore).
+                  where a build with its own fd-store socket (846ea53) pushes through it anyway
+                  and this one through sd_pid_notify_with_fds, as every push now.
   idle            wake-ups (context switches of every thread) and CPU over `--idle-seconds`.
   storm           10,000 SIGUSR1 and 101 queued SIGRTMIN+1/+2: consistent afterwards.
 """

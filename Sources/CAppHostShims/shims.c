@@ -142,37 +142,6 @@ int apphost_seals(int fd) {
     return seals >= 0 ? seals : -errno;
 }
 
-long apphost_send_with_fds(int socket, const void *address, unsigned int address_length,
-                           const void *data, size_t size, const int *fds, int count) {
-    if (count < 0 || count > 253) return -EINVAL;
-    struct iovec vector = {.iov_base = (void *)data, .iov_len = size};
-    struct msghdr message;
-    memset(&message, 0, sizeof message);
-    message.msg_name = (void *)address;
-    message.msg_namelen = (socklen_t)address_length;
-    message.msg_iov = &vector;
-    message.msg_iovlen = 1;
-    union {
-        struct cmsghdr header;
-        char space[CMSG_SPACE(sizeof(int) * 253)];
-    } control;
-    if (count > 0) {
-        memset(&control, 0, sizeof control);
-        message.msg_control = &control;
-        message.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)count);
-        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
-        header->cmsg_level = SOL_SOCKET;
-        header->cmsg_type = SCM_RIGHTS;
-        header->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)count);
-        memcpy(CMSG_DATA(header), fds, sizeof(int) * (size_t)count);
-    }
-    ssize_t sent;
-    do {
-        sent = sendmsg(socket, &message, MSG_NOSIGNAL);
-    } while (sent < 0 && errno == EINTR);
-    return sent >= 0 ? (long)sent : -errno;
-}
-
 long apphost_receive_with_fds(int socket, void *data, size_t size, int *fds, int capacity, int *count) {
     *count = 0;
     if (capacity < 0 || capacity > 253) return -EINVAL;

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import Synchronization
 import AppHostTestKit
+import AppHostTestSupport
 import NotificationTestSupport
 import Testing
 
@@ -54,6 +55,27 @@ import Testing
         #expect(reports.count == 1)
         #expect(reports.first?.message.contains("DBUS_SESSION_BUS_ADDRESS") == true)
         #expect(!logs.all.contains { $0.level >= .error })
+    }
+
+    @Test("the session bus: DBUS_SESSION_BUS_ADDRESS as given, else the user's bus (sd_bus_open_user) where $XDG_RUNTIME_DIR/bus is a socket, else none")
+    func theSessionBusIsChosenAsSdBusWould() throws {
+        let directory = try makeTemporaryDirectory("apphost-runtime")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(DesktopNotificationSink.sessionBus { $0 == "DBUS_SESSION_BUS_ADDRESS" ? "unix:path=/x" : nil } == .address("unix:path=/x"))
+        #expect(DesktopNotificationSink.sessionBus { $0 == "XDG_RUNTIME_DIR" ? directory : nil } == nil, "no bus socket yet")
+        #expect(FileManager.default.createFile(atPath: directory + "/bus", contents: Data()))
+        #expect(DesktopNotificationSink.sessionBus { $0 == "XDG_RUNTIME_DIR" ? directory : nil } == nil, "a regular file is not a bus")
+        try FileManager.default.removeItem(atPath: directory + "/bus")
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let path = Array((directory + "/bus").utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path) }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        try #require(bound == 0)
+        #expect(DesktopNotificationSink.sessionBus { $0 == "XDG_RUNTIME_DIR" ? directory : nil } == .user)
+        #expect(DesktopNotificationSink.sessionBus { _ in nil } == nil)
     }
 
     @Test func aFailingSinkIsReportedOnceAndRetriedWithBackoff() async throws {

@@ -1,11 +1,24 @@
 import AppHost
 import CAppHostShims
+import Foundation
 import Glibc
 import Testing
 
 @testable import AppHostSystemd
 
+/// The pushes go through `sd_pid_notify_with_fds`, which reads the process's `$NOTIFY_SOCKET`:
+/// the tests that receive them run the probe with a socket of their own.
 @Suite struct FileDescriptorStoreTests {
+    /// Keeps each state through the probe's store named `name`; returns what it printed.
+    static func keep(_ states: [RestorableState], name: String = FileDescriptorStore.defaultName, environment: [String: String], in directory: TemporaryDirectory) throws -> [String] {
+        let files = try states.enumerated().map { index, state in
+            let path = directory.file("state-\(index)")
+            try Data(state.encoded()).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        return try SystemdProbe.lines(["fd-store", name] + files, environment: environment)
+    }
+
     @Test func isOffWithoutNotifySocketAndKeepDoesNothing() throws {
         let store = FileDescriptorStore(environment: [:])
         #expect(!store.isEnabled)
@@ -21,10 +34,11 @@ import Testing
         let off = FileDescriptorStore(environment: ["NOTIFY_SOCKET": receiver.notifySocket, "FDSTORE": "0"])
         #expect(!off.isEnabled)
         #expect(off.summary == "off ($FDSTORE=0: the unit has no FileDescriptorStoreMax=)")
-        try off.keep(.sample(generation: 1))
+        #expect(try Self.keep([.sample(generation: 1)], environment: ["NOTIFY_SOCKET": receiver.notifySocket, "FDSTORE": "0"], in: directory)
+            == ["enabled=false summary=off ($FDSTORE=0: the unit has no FileDescriptorStoreMax=)", "kept"])
         let on = FileDescriptorStore(environment: ["NOTIFY_SOCKET": receiver.notifySocket, "FDSTORE": "1"])
         #expect(on.summary == "systemd fd store, entry apphost-state, room for 1")
-        try on.keep(.sample(generation: 2))
+        #expect(try Self.keep([.sample(generation: 2)], environment: ["NOTIFY_SOCKET": receiver.notifySocket, "FDSTORE": "1"], in: directory).last == "kept")
         #expect(receiver.receiveWithDescriptors()?.text == "FDSTOREREMOVE=1\nFDNAME=apphost-state", "the first datagram is the enabled store's, not the disabled one's")
     }
 
@@ -48,7 +62,7 @@ import Testing
         #expect(store.summary == "systemd fd store, entry apphost-state")
         let state = RestorableState.sample(generation: 31)
 
-        try store.keep(state)
+        #expect(try Self.keep([state], environment: ["NOTIFY_SOCKET": receiver.notifySocket], in: directory) == ["enabled=true summary=systemd fd store, entry apphost-state", "kept"])
 
         let removal = try #require(receiver.receiveWithDescriptors())
         #expect(removal.text == "FDSTOREREMOVE=1\nFDNAME=apphost-state")
@@ -71,9 +85,9 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let receiver = try DatagramReceiver(directory.file("notify"))
-        let store = FileDescriptorStore(name: "instance-b.state", environment: ["NOTIFY_SOCKET": receiver.notifySocket])
+        let kept = try Self.keep((1...3).map { .sample(generation: UInt64($0)) }, name: "instance-b.state", environment: ["NOTIFY_SOCKET": receiver.notifySocket], in: directory)
+        #expect(kept.dropFirst() == ["kept", "kept", "kept"])
         for generation in 1...3 {
-            try store.keep(.sample(generation: UInt64(generation)))
             #expect(receiver.receiveWithDescriptors()?.text == "FDSTOREREMOVE=1\nFDNAME=instance-b.state")
             let push = try #require(receiver.receiveWithDescriptors())
             #expect(push.text == "FDSTORE=1\nFDNAME=instance-b.state\nFDPOLL=0")
@@ -85,12 +99,9 @@ import Testing
     @Test func aPushThatCannotReachSystemdThrowsNamingTheStep() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = FileDescriptorStore(environment: ["NOTIFY_SOCKET": directory.file("nobody-listens")])
-        #expect(store.isEnabled)
-        #expect {
-            try store.keep(.sample(generation: 1))
-        } throws: { error in
-            "\(error)" == "fd store entry apphost-state: FDSTOREREMOVE: No such file or directory (errno 2)"
-        }
+        let environment = ["NOTIFY_SOCKET": directory.file("nobody-listens")]
+        #expect(FileDescriptorStore(environment: environment).isEnabled)
+        #expect(try Self.keep([.sample(generation: 1)], environment: environment, in: directory).last
+            == "error: fd store entry apphost-state: FDSTOREREMOVE: No such file or directory (errno 2)")
     }
 }

@@ -149,7 +149,9 @@ import Testing
         defer { directory.remove() }
         let receiver = try DatagramReceiver(directory.file("notify"))
         let state = RestorableState.sample(generation: 77)
-        try files(in: directory, environment: ["NOTIFY_SOCKET": receiver.notifySocket]).keep(state)
+        // RestorableStateFiles.keep is FileDescriptorStore.keep, which libsystemd sends from the
+        // process's own $NOTIFY_SOCKET: through the probe.
+        #expect(try FileDescriptorStoreTests.keep([state], environment: ["NOTIFY_SOCKET": receiver.notifySocket], in: directory).last == "kept")
         #expect(receiver.receiveWithDescriptors()?.text.hasPrefix("FDSTOREREMOVE=1") == true)
         let push = try #require(receiver.receiveWithDescriptors())
 

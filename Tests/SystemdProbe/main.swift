@@ -12,6 +12,9 @@ import Logging
 //                                             per step
 //   apphost-systemd-probe watchdog            what sd_watchdog_enabled made of the environment
 //   apphost-systemd-probe listen-fds          what the prelude took with sd_listen_fds_with_names
+//   apphost-systemd-probe fd-store NAME FILE...  FileDescriptorStore's summary, then keeps the
+//                                             restorable state encoded in each FILE ("kept", or
+//                                             the error)
 //   apphost-systemd-probe host OPTION...      a host and its SystemdNotifyService, driven by
 //                                             lines on stdin (below); "ok" after each
 //
@@ -89,13 +92,39 @@ func listenFDs() -> Int32 {
     return 0
 }
 
+func fileDescriptorStore(_ arguments: ArraySlice<String>) -> Int32 {
+    guard let name = arguments.first else { return 2 }
+    let store = FileDescriptorStore(name: name)
+    output("enabled=\(store.isEnabled) summary=\(store.summary)")
+    for path in arguments.dropFirst() {
+        var bytes: [UInt8] = []
+        if let file = fopen(path, "rb") {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = fread(&buffer, 1, buffer.count, file)
+                if count <= 0 { break }
+                bytes += buffer[0..<count]
+            }
+            fclose(file)
+        }
+        do {
+            try store.keep(try RestorableState(decoding: bytes))
+            output("kept")
+        } catch {
+            output("error: \(error)")
+        }
+    }
+    return 0
+}
+
 let arguments = CommandLine.arguments.dropFirst()
 switch arguments.first {
 case "notify": exit(notify(arguments.dropFirst()))
 case "watchdog": exit(watchdog())
 case "listen-fds": exit(listenFDs())
+case "fd-store": exit(fileDescriptorStore(arguments.dropFirst()))
 case "host": exit(await ProbeHost(arguments: Array(arguments.dropFirst())).run())
 default:
-    output("usage: apphost-systemd-probe notify|watchdog|listen-fds|host ...")
+    output("usage: apphost-systemd-probe notify|watchdog|listen-fds|fd-store|host ...")
     exit(2)
 }

@@ -11,8 +11,8 @@ import Dispatch
 /// concurrency pool, never on the host's path or the edge's loop), each bounded by the sink's
 /// timeout; the connection lives on that queue and is made again after a failure.
 final class DesktopNotificationSink: NotificationSink {
-    /// The session bus address, or nil when there is none.
-    let address: String?
+    /// Which session bus, or nil when there is none.
+    let bus: SessionBus?
     /// `app_name` of every notification.
     let appName: String
     /// How long one call may take.
@@ -22,8 +22,17 @@ final class DesktopNotificationSink: NotificationSink {
     /// can).
     nonisolated(unsafe) private var connection: OpaquePointer?
 
-    init(address: String?, appName: String, callTimeout: Duration = .seconds(5)) {
-        self.address = address
+    /// The session bus the sink calls on.
+    enum SessionBus: Sendable, Equatable {
+        /// `DBUS_SESSION_BUS_ADDRESS` as given.
+        case address(String)
+        /// The user's bus at `$XDG_RUNTIME_DIR/bus`, opened by `sd_bus_open_user`, which finds
+        /// it (and escapes its path into an address) itself.
+        case user
+    }
+
+    init(bus: SessionBus?, appName: String, callTimeout: Duration = .seconds(5)) {
+        self.bus = bus
         self.appName = appName
         self.callTimeout = callTimeout
     }
@@ -31,32 +40,18 @@ final class DesktopNotificationSink: NotificationSink {
     var name: String { "desktop" }
 
     func unavailability() -> String? {
-        address == nil ? "no session bus (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus does not exist)" : nil
+        bus == nil ? "no session bus (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus does not exist)" : nil
     }
 
-    /// The session bus address from `environment`: `DBUS_SESSION_BUS_ADDRESS`, else the socket
-    /// `$XDG_RUNTIME_DIR/bus` when it exists; nil when neither.
-    static func sessionBusAddress(environment: (String) -> String?) -> String? {
-        if let address = environment("DBUS_SESSION_BUS_ADDRESS"), !address.isEmpty { return address }
+    /// The session bus from `environment`: `DBUS_SESSION_BUS_ADDRESS`, else the user's bus when
+    /// the socket `$XDG_RUNTIME_DIR/bus` exists; nil when neither.
+    static func sessionBus(environment: (String) -> String?) -> SessionBus? {
+        if let address = environment("DBUS_SESSION_BUS_ADDRESS"), !address.isEmpty { return .address(address) }
         guard let runtime = environment("XDG_RUNTIME_DIR"), !runtime.isEmpty else { return nil }
         let path = runtime.hasSuffix("/") ? runtime + "bus" : runtime + "/bus"
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
-        return "unix:path=" + escaped(path)
-    }
-
-    /// `value` as a D-Bus address value: `%XX` for every byte but the few the spec leaves bare.
-    static func escaped(_ value: String) -> String {
-        var result = ""
-        for byte in value.utf8 {
-            let scalar = Unicode.Scalar(byte)
-            if scalar.properties.isASCIIHexDigit || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || "-_/.\\*".unicodeScalars.contains(scalar) {
-                result.unicodeScalars.append(scalar)
-            } else {
-                result += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16)
-            }
-        }
-        return result
+        return .user
     }
 
     deinit {
@@ -92,15 +87,23 @@ final class DesktopNotificationSink: NotificationSink {
 
     private func connected() throws(DesktopNotificationError) -> OpaquePointer {
         if let connection { return connection }
-        guard let address else { throw DesktopNotificationError(step: "connect", message: "no session bus") }
-        var bus: OpaquePointer?
-        var result = sd_bus_new(&bus)
-        guard result >= 0, let bus else { throw DesktopNotificationError(step: "sd_bus_new", code: result) }
-        result = sd_bus_set_address(bus, address)
-        if result >= 0 { result = sd_bus_set_bus_client(bus, 1) }
-        if result >= 0 { result = sd_bus_start(bus) }
-        guard result >= 0 else {
-            sd_bus_unref(bus)
+        guard let session = self.bus else { throw DesktopNotificationError(step: "connect", message: "no session bus") }
+        var made: OpaquePointer?
+        var result: Int32
+        let address: String
+        switch session {
+        case .user:
+            address = "the user's bus"
+            result = sd_bus_open_user(&made)
+        case .address(let text):
+            address = text
+            result = sd_bus_new(&made)
+            if result >= 0 { result = sd_bus_set_address(made, text) }
+            if result >= 0 { result = sd_bus_set_bus_client(made, 1) }
+            if result >= 0 { result = sd_bus_start(made) }
+        }
+        guard result >= 0, let bus = made else {
+            if let made { sd_bus_unref(made) }
             throw DesktopNotificationError(step: "connect to \(address)", code: result)
         }
         // sd_bus_call waits for the authentication without a limit of its own: bound it here,

@@ -165,7 +165,7 @@ public final class NotificationService: ApplicationService {
         sinkNames.map { name -> any NotificationSink in
             switch name {
             case "desktop":
-                DesktopNotificationSink(address: DesktopNotificationSink.sessionBusAddress(environment: lookUp), appName: appName)
+                DesktopNotificationSink(bus: DesktopNotificationSink.sessionBus(environment: lookUp), appName: appName)
             default:
                 JournalNotificationSink(logger: application.logger)
             }

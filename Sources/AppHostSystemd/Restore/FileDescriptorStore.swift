@@ -15,13 +15,12 @@ public struct FileDescriptorStore: Sendable {
 
     /// The entry's name (`FDNAME=`): how `$LISTEN_FDNAMES` calls it at the next start.
     public let name: String
-    /// How the pushes leave the process.
-    let transport: Transport
-    /// Why there is no socket although `$NOTIFY_SOCKET` is a path (`socket(2)` failed).
-    let socketFailure: Errno?
+    /// Whether `$NOTIFY_SOCKET` was set: the pushes go through libsystemd
+    /// (`sd_pid_notify_with_fds`), which reads the process's own.
+    let hasNotifySocket: Bool
     /// The push's two datagrams, the same every time.
-    let removeDatagram: [UInt8]
-    let storeDatagram: [UInt8]
+    let removeDatagram: String
+    let storeDatagram: String
     /// `$FDSTORE` (systemd 254+): how many fds the unit's store holds; nil on older systemd,
     /// which does not say.
     let limit: Int?
@@ -32,27 +31,14 @@ public struct FileDescriptorStore: Sendable {
         precondition(Self.isValidName(name), "\"\(name)\" is not a valid FDNAME: printable ASCII without \":\", 1 to 255 characters")
         self.name = name
         self.limit = environment["FDSTORE"].flatMap { Int($0) }
-        var transport = Transport.off
-        var failure: Errno?
-        if let value = environment["NOTIFY_SOCKET"], !value.isEmpty {
-            transport = .libsystemd
-            if value.hasPrefix("/"), let address = NotifySocketAddress(value) {
-                do {
-                    transport = .socket(try NotifyDatagramSocket(address: address))
-                } catch {
-                    failure = error
-                }
-            }
-        }
-        self.transport = transport
-        self.socketFailure = failure
-        self.removeDatagram = Array(SystemdNotifier.datagram([("FDSTOREREMOVE", "1"), ("FDNAME", name)]).utf8)
-        self.storeDatagram = Array(SystemdNotifier.datagram([("FDSTORE", "1"), ("FDNAME", name), ("FDPOLL", "0")]).utf8)
+        self.hasNotifySocket = environment["NOTIFY_SOCKET"].map { !$0.isEmpty } ?? false
+        self.removeDatagram = SystemdNotifier.datagram([("FDSTOREREMOVE", "1"), ("FDNAME", name)])
+        self.storeDatagram = SystemdNotifier.datagram([("FDSTORE", "1"), ("FDNAME", name), ("FDPOLL", "0")])
     }
 
     /// Whether `keep` reaches systemd: `$NOTIFY_SOCKET` is set to a usable address, and the
     /// store is not known to be off (`$FDSTORE=0` on systemd 254+).
-    public var isEnabled: Bool { (!transport.isOff || socketFailure != nil) && limit != 0 }
+    public var isEnabled: Bool { hasNotifySocket && limit != 0 }
 
     /// Whether systemd takes `name` as an `FDNAME=`: printable ASCII without `:` (the separator
     /// of `$LISTEN_FDNAMES`), 1 to 255 characters.
@@ -68,7 +54,6 @@ public struct FileDescriptorStore: Sendable {
     /// - Throws: `Failure` naming the step that failed; the previous entry may be gone then.
     public func keep(_ state: RestorableState) throws(Failure) {
         guard isEnabled else { return }
-        if let socketFailure { throw Failure(name: name, operation: "socket", code: socketFailure.rawValue) }
         let memory: FileDescriptor
         do {
             memory = try FileDescriptor.sealableMemoryFile(named: name)
@@ -87,55 +72,29 @@ public struct FileDescriptorStore: Sendable {
             throw Failure(name: name, operation: "F_ADD_SEALS", code: error.rawValue)
         }
         do {
-            try transport.send(removeDatagram)
+            try Self.notify(removeDatagram)
         } catch {
             throw Failure(name: name, operation: "FDSTOREREMOVE", code: error.rawValue)
         }
         do {
-            try transport.send(storeDatagram, passing: memory)
+            try Self.notify(storeDatagram, passing: memory)
         } catch {
             throw Failure(name: name, operation: "FDSTORE", code: error.rawValue)
         }
     }
 
-    /// How a push reaches systemd. The pushes are on a request's path (before its `STATUS=`):
-    /// `sd_pid_notify_with_fds` opens, tunes and closes a socket for every datagram (about
-    /// 110 µs for a push's two, measured here, against 35 µs through one socket opened once), so
-    /// a path `$NOTIFY_SOCKET` gets a socket of its own; any other address goes through libsystemd.
-    enum Transport: Sendable {
-        /// No `$NOTIFY_SOCKET`.
-        case off
-        /// One socket, opened once, to the path.
-        case socket(NotifyDatagramSocket)
-        /// `sd_pid_notify_with_fds`, which reads the process's `$NOTIFY_SOCKET`.
-        case libsystemd
-
-        var isOff: Bool {
-            if case .off = self { return true }
-            return false
-        }
-
-        /// Sends one datagram, carrying `descriptor` if given.
-        /// - Throws: the errno of the send.
-        func send(_ datagram: [UInt8], passing descriptor: FileDescriptor? = nil) throws(Errno) {
-            switch self {
-            case .off:
-                return
-            case .socket(let socket):
-                try socket.send(datagram, passing: descriptor)
-            case .libsystemd:
-                var fd = descriptor?.rawValue ?? -1
-                let text = String(decoding: datagram, as: UTF8.self)
-                let result = sd_pid_notify_with_fds(0, 0, text, &fd, descriptor == nil ? 0 : 1)
-                if result < 0 { throw Errno(rawValue: -result) }
-                if result == 0 { throw Errno.noSuchFileOrDirectory }
-            }
-        }
+    /// One datagram with `sd_pid_notify_with_fds`, carrying `descriptor` if given.
+    /// - Throws: its errno; `ENOENT` when the process has no `$NOTIFY_SOCKET` after all.
+    private static func notify(_ datagram: String, passing descriptor: FileDescriptor? = nil) throws(Errno) {
+        var fd = descriptor?.rawValue ?? -1
+        let result = sd_pid_notify_with_fds(0, 0, datagram, &fd, descriptor == nil ? 0 : 1)
+        if result < 0 { throw Errno(rawValue: -result) }
+        if result == 0 { throw Errno.noSuchFileOrDirectory }
     }
 
     /// What the daemon's start-up log says about the tier.
     public var summary: String {
-        if transport.isOff, socketFailure == nil { return "off (no $NOTIFY_SOCKET)" }
+        if !hasNotifySocket { return "off (no $NOTIFY_SOCKET)" }
         if limit == 0 { return "off ($FDSTORE=0: the unit has no FileDescriptorStoreMax=)" }
         return "systemd fd store, entry \(name)" + (limit.map { ", room for \($0)" } ?? "")
     }
@@ -144,8 +103,8 @@ public struct FileDescriptorStore: Sendable {
     public struct Failure: Error, Sendable, CustomStringConvertible {
         /// The entry's name.
         public let name: String
-        /// The step that failed: `socket`, `memfd_create`, `write`, `F_ADD_SEALS`,
-        /// `FDSTOREREMOVE` or `FDSTORE`.
+        /// The step that failed: `memfd_create`, `write`, `F_ADD_SEALS`, `FDSTOREREMOVE` or
+        /// `FDSTORE`.
         public let operation: String
         /// The errno value.
         public let code: Int32

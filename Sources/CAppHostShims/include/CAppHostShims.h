@@ -75,16 +75,9 @@ int apphost_add_seals(int fd, int seals);
 /// The seals of `fd` (F_GET_SEALS), or -errno (-EINVAL for a file that cannot be sealed).
 int apphost_seals(int fd);
 
-/// Sends one datagram carrying `count` fds (SCM_RIGHTS) from `socket` to `address`, as
-/// sd_pid_notify_with_fds does. `address` is a `struct sockaddr` of `address_length` bytes (as
-/// void and unsigned int: including <sys/socket.h> here would take its names from Glibc's
-/// module). Returns the bytes sent or -errno.
-long apphost_send_with_fds(int socket, const void *address, unsigned int address_length,
-                           const void *data, size_t size, const int *fds, int count);
-
 /// Receives one datagram and the fds passed with it (SCM_RIGHTS, made close-on-exec), at most
-/// `capacity` of them; `*count` gets their number. Returns the bytes received or -errno. The other
-/// end of apphost_send_with_fds, for tests that stand in for systemd.
+/// `capacity` of them; `*count` gets their number. Returns the bytes received or -errno. For tests
+/// that stand in for systemd's notify socket.
 long apphost_receive_with_fds(int socket, void *data, size_t size, int *fds, int capacity, int *count);
 
 /// Reads a LogControl1 property (`LogLevel`, `LogTarget`, `SyslogIdentifier`) as systemd spells
