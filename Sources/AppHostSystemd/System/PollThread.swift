@@ -1,8 +1,8 @@
 import CAppHostShims
 import Glibc
 
-/// Starts a detached OS thread for one blocking loop (the edge's sd-event loop, log control's
-/// bus).
+/// Starts a detached OS thread for one blocking loop: the edge's sd-event loop
+/// (`EdgeEventLoop`), its only user since the poll loops went.
 ///
 /// Why a thread and not a Task: the loops block without a timeout, which would pin a
 /// cooperative-pool thread forever; and a thread made with `pthread_create` inherits the creating

@@ -5,7 +5,8 @@ import Musl
 #endif
 
 /// The process's environment variables, read from `environ` when asked: what the daemon
-/// reads `NOTIFY_SOCKET`, `WATCHDOG_USEC` and `MEMORY_PRESSURE_WATCH` from, without Foundation.
+/// reads `MEMORY_PRESSURE_WATCH`, `FDSTORE` and the config's variables from, without Foundation
+/// (libsystemd reads `NOTIFY_SOCKET`, `WATCHDOG_USEC` and `LISTEN_FDS` itself).
 public enum ProcessEnvironment {
     /// Every `NAME=value` of `environ`; of a name given twice, the first wins, as `getenv` does.
     /// Split on the bytes (not on `Character`s, whose grapheme breaking cost about 0.4 M

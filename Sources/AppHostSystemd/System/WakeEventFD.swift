@@ -1,8 +1,8 @@
 import CAppHostShims
 import Glibc
 
-/// An eventfd that wakes a thread blocked in `poll()` or `sd_event_run`, so the loops need no
-/// timeout or timer.
+/// An eventfd that wakes the edge's thread blocked in `sd_event_run` when Swift hands it work
+/// (`EdgeEventLoop`), so the loop needs no timeout or timer.
 ///
 /// The fd is closed only when the last owner (the source and its reader thread) lets go, so a late
 /// `wake()` never writes into a reused descriptor.
