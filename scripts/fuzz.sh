@@ -57,7 +57,8 @@ for target in "${targets[@]}"; do
   dictionary=()
   case "$target" in
     config) dictionary=(-dict=Fuzz/Dictionaries/yaml.dict) ;;
-    json) dictionary=(-dict=Fuzz/Dictionaries/json.dict) ;;
+    json|launch-record|reload-record|summary|analytics-log) dictionary=(-dict=Fuzz/Dictionaries/json.dict) ;;
+    command-line) dictionary=(-dict=Fuzz/Dictionaries/command-line.dict) ;;
   esac
   log=".build-fuzz/$target.log"
   status=0

@@ -18,6 +18,22 @@ enum FuzzTarget: String, CaseIterable {
     /// `ExitCause(serviceResult:exitCode:exitStatus:)`, what systemd passes `record-exit` (the
     /// input's three NUL-separated parts).
     case exitCause = "exit-cause"
+    /// `launch-state.json` (and its `.previous`): an accepted record writes and reads back the
+    /// same.
+    case launchRecord = "launch-record"
+    /// `last-reload.json`, which `apphostd reload` waits for: round trip.
+    case reloadRecord = "reload-record"
+    /// Analytics' `summary.json`, through the store's reader: round trip, and a refusal names
+    /// the file.
+    case summary
+    /// Analytics' `events.log`: the framing's scan and the store's torn-tail recovery.
+    case analyticsLog = "analytics-log"
+    /// `$MEMORY_PRESSURE_WATCH` and `$MEMORY_PRESSURE_WRITE`, resolved as at start.
+    case memoryPressure = "memory-pressure"
+    /// The command line, NUL-separated.
+    case commandLine = "command-line"
+    /// The session secret's file.
+    case sessionSecret = "session-secret"
 
     /// The process's one registry (building it is not what is measured).
     static let registry = BuiltinServices.registry()
@@ -28,6 +44,13 @@ enum FuzzTarget: String, CaseIterable {
         case .config: Self.config(bytes)
         case .restorableState: Self.restorableState(bytes)
         case .exitCause: Self.exitCause(bytes)
+        case .launchRecord: Self.launchRecord(bytes)
+        case .reloadRecord: Self.reloadRecord(bytes)
+        case .summary: Self.summary(bytes)
+        case .analyticsLog: Self.analyticsLog(bytes)
+        case .memoryPressure: Self.memoryPressure(bytes)
+        case .commandLine: Self.commandLine(bytes)
+        case .sessionSecret: Self.sessionSecret(bytes)
         }
     }
 

@@ -19,7 +19,7 @@ enum Replay {
         let targets = arguments.count > 2 ? arguments[2...].compactMap(FuzzTarget.init(rawValue:)) : FuzzTarget.allCases
         for target in targets {
             let directory = root + "/" + target.rawValue
-            let files = entries(of: directory)
+            let files = FuzzScratch.entries(of: directory)
             guard !files.isEmpty else {
                 print("apphost-fuzz: \(target.rawValue): no seeds in \(directory)")
                 exit(1)
@@ -29,17 +29,6 @@ enum Replay {
             }
             print("\(target.rawValue): \(files.count) seeds passed")
         }
-    }
-
-    static func entries(of directory: String) -> [String] {
-        guard let stream = opendir(directory) else { return [] }
-        defer { closedir(stream) }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if !name.hasPrefix(".") { names.append(name) }
-        }
-        return names.sorted()
     }
 
     static func contents(of path: String) -> [UInt8] {

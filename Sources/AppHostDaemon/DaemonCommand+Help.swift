@@ -58,7 +58,7 @@ extension DaemonCommand {
     }
 
     /// What a usage error prints: the error, the usage line, where to read more.
-    static func report(_ error: UsageError, identity: DaemonIdentity) -> String {
+    package static func report(_ error: UsageError, identity: DaemonIdentity) -> String {
         let name = identity.commandName
         var text = "\(name): error: \(error.message)\n"
         if let subcommand = error.subcommand {

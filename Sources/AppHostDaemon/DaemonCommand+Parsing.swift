@@ -3,7 +3,7 @@ import AppHost
 extension DaemonCommand {
     /// Parses `arguments` (without the program name). A path is taken as given, also when it
     /// is not UTF-8 (`RawPath`); a value that starts with `-` needs the `--config=FILE` form.
-    static func parse(_ arguments: [String]) throws(UsageError) -> DaemonCommand {
+    package static func parse(_ arguments: [String]) throws(UsageError) -> DaemonCommand {
         var rest = arguments[...]
         var subcommand = Subcommand.run
         var named = false

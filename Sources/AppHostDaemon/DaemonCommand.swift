@@ -3,7 +3,7 @@
 /// Parsed by hand rather than with swift-argument-parser, which brings FoundationEssentials
 /// (about 1,900 protocol conformances that every start scans, and 12 MB of the static binary)
 /// and builds its command tree by reflection before it reads an argument.
-enum DaemonCommand: Equatable, Sendable {
+package enum DaemonCommand: Equatable, Sendable {
     /// `run`, the default: the daemon, on the config `config` names (nil: the default).
     case run(config: String?)
     /// `check`: validates a config file without running it.
@@ -23,7 +23,7 @@ enum DaemonCommand: Equatable, Sendable {
     case version
 
     /// The subcommands, by the name typed.
-    enum Subcommand: String, CaseIterable, Sendable {
+    package enum Subcommand: String, CaseIterable, Sendable {
         case run, check, reload, services, analytics
         case recordExit = "record-exit"
 
@@ -78,10 +78,10 @@ enum DaemonCommand: Equatable, Sendable {
     }
 
     /// A command line that cannot be run, and the subcommand whose usage to show.
-    struct UsageError: Error, Equatable, CustomStringConvertible {
-        let message: String
-        let subcommand: Subcommand?
+    package struct UsageError: Error, Equatable, CustomStringConvertible {
+        package let message: String
+        package let subcommand: Subcommand?
 
-        var description: String { message }
+        package var description: String { message }
     }
 }

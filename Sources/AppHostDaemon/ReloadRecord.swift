@@ -8,9 +8,9 @@ import AppHostSystemd
 /// request made before it was taken, so the command accepts the first record of this boot whose
 /// reload was taken (`takenAt`, CLOCK_MONOTONIC, which restarts at boot) no earlier than it sent
 /// its signal.
-struct ReloadRecord: Equatable, Sendable {
+package struct ReloadRecord: Equatable, Sendable {
     /// How the reload ended.
-    enum Outcome: String, Sendable {
+    package enum Outcome: String, Sendable {
         /// The new configuration runs now.
         case applied
         /// The new configuration was refused; the running one stays.
@@ -37,31 +37,42 @@ struct ReloadRecord: Equatable, Sendable {
         return String(decoding: bytes.filter { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
     }()
 
-    /// Writes the record atomically.
-    func write(to stateDirectory: String) throws(AtomicFile.Failure) {
-        let json = JSONValue.object([
+    /// The record as `last-reload.json` holds it.
+    package var json: JSONValue {
+        .object([
             "boot_id": .string(bootID),
             "taken_monotonic_usec": .number(Double(takenAt)),
             "outcome": .string(outcome.rawValue),
             "message": .string(message),
         ])
+    }
+
+    /// Writes the record atomically.
+    func write(to stateDirectory: String) throws(AtomicFile.Failure) {
         try AtomicFile.write(Array(json.rendered().utf8), to: Self.path(in: stateDirectory), syncingDirectory: false)
     }
 
     /// The record in `stateDirectory`; nil when there is none or it is not one.
     static func read(from stateDirectory: String) -> ReloadRecord? {
-        guard let bytes = try? AtomicFile.read(path(in: stateDirectory)),
-            let json = try? JSONValue(parsing: bytes),
-            let bootID = json["boot_id"]?.string,
-            let taken = json["taken_monotonic_usec"]?.integer, taken >= 0,
-            let outcome = json["outcome"]?.string.flatMap(Outcome.init(rawValue:)),
-            let message = json["message"]?.string
-        else { return nil }
-        return ReloadRecord(bootID: bootID, takenAt: UInt64(taken), outcome: outcome, message: message)
+        guard let bytes = try? AtomicFile.read(path(in: stateDirectory)) else { return nil }
+        return ReloadRecord(json: bytes)
     }
 
     /// Whether this record answers a SIGHUP sent at `sentAt` in this boot.
     func answers(sentAt: UInt64) -> Bool {
         bootID == Self.currentBootID && takenAt >= sentAt
+    }
+}
+
+extension ReloadRecord {
+    /// Reads what `json` writes; nil for anything else (the command then keeps waiting).
+    package init?(json bytes: [UInt8]) {
+        guard let json = try? JSONValue(parsing: bytes),
+            let bootID = json["boot_id"]?.string,
+            let taken = json["taken_monotonic_usec"]?.integer, taken >= 0,
+            let outcome = json["outcome"]?.string.flatMap(Outcome.init(rawValue:)),
+            let message = json["message"]?.string
+        else { return nil }
+        self.init(bootID: bootID, takenAt: UInt64(taken), outcome: outcome, message: message)
     }
 }

@@ -20,6 +20,15 @@ import Testing
         #expect(RawPath.displayed(RawPath.decode(mixed)) == "é\\xff\\xe2\\x82")
     }
 
+    @Test("a name that spells a scalar of the escape range in UTF-8 keeps its four bytes (a fuzzer's finding)")
+    func escapeRangeInUTF8Survives() {
+        let odd: [UInt8] = Array("u-c".utf8) + [0xF4, 0x8F, 0xBF, 0xA9] + Array(".yaml".utf8)  // U+10FFE9
+        #expect(RawPath.bytes(RawPath.decode(odd)) == odd)
+        #expect(RawPath.displayed(RawPath.decode(odd)) == "u-c\\xf4\\x8f\\xbf\\xa9.yaml")
+        let alone: [UInt8] = [0xF4, 0x8F, 0xBC, 0x80]  // U+10FF00, valid UTF-8 on its own
+        #expect(RawPath.bytes(RawPath.decode(alone)) == alone)
+    }
+
     @Test("a config file whose name is not UTF-8 loads; a missing one is named with the byte escaped")
     func nonUTF8ConfigPathLoads() throws {
         let directory = try makeTemporaryDirectory("rawpath")

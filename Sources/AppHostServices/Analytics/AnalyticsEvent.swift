@@ -2,7 +2,7 @@ import AppHost
 import AppHostSystemd
 
 /// One thing analytics counts, as it is stored in the event log.
-struct AnalyticsEvent: Sendable, Hashable {
+package struct AnalyticsEvent: Sendable, Hashable {
     enum Kind: String, Sendable {
         /// A launch; `first`, `previousExit` and `exitCause` say which kind.
         case launch

@@ -6,13 +6,13 @@ import AppHostSystemd
 ///
 /// A reader stops at the first frame that is short, too long, fails its checksum or does not
 /// decode: everything before it is kept, the rest is a torn or corrupt tail.
-enum AnalyticsLog {
+package enum AnalyticsLog {
     /// Frames longer than this are corruption, not records.
     static let maximumPayload = 1 << 20
     static let headerSize = 8
 
     /// The bytes of one framed record.
-    static func frame(_ event: AnalyticsEvent) -> [UInt8] {
+    package static func frame(_ event: AnalyticsEvent) -> [UInt8] {
         let payload = Array(event.json.rendered().utf8)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(headerSize + payload.count)
@@ -23,19 +23,19 @@ enum AnalyticsLog {
     }
 
     /// What a scan of a log found.
-    struct Scan: Sendable {
+    package struct Scan: Sendable {
         /// The whole records, in order.
-        var events: [AnalyticsEvent]
+        package var events: [AnalyticsEvent]
         /// The length of the prefix made of whole records.
-        var validLength: Int
+        package var validLength: Int
         /// The file's length; more than `validLength` when the tail is torn or corrupt.
-        var totalLength: Int
+        package var totalLength: Int
 
-        var hasDamagedTail: Bool { validLength < totalLength }
+        package var hasDamagedTail: Bool { validLength < totalLength }
     }
 
     /// Reads records until the end or the first damaged frame.
-    static func scan(_ bytes: [UInt8]) -> Scan {
+    package static func scan(_ bytes: [UInt8]) -> Scan {
         var events: [AnalyticsEvent] = []
         var offset = 0
         while bytes.count - offset >= headerSize {

@@ -70,7 +70,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
         return report
     }
 
-    static func loadSummary(directory: String) throws -> AnalyticsReport {
+    package static func loadSummary(directory: String) throws -> AnalyticsReport {
         let path = directory + "/" + AnalyticsStore.summaryName
         guard let bytes = try AtomicFile.read(path) else { return AnalyticsReport() }
         do {
@@ -81,7 +81,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
     }
 
     /// Adds events not yet counted.
-    mutating func fold(_ events: [AnalyticsEvent]) {
+    package mutating func fold(_ events: [AnalyticsEvent]) {
         for event in events where event.seq > lastSequence {
             apply(event)
         }
@@ -150,7 +150,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
     }
 
     /// The report as `summary.json` keeps it.
-    var json: JSONValue {
+    package var json: JSONValue {
         .object([
             "launches": .number(Double(launches)),
             "firstLaunches": .number(Double(firstLaunches)),
@@ -176,7 +176,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
 
     /// The report `summary.json` holds; a missing field counts as zero, a field of the wrong
     /// type is an error.
-    init(json: JSONValue) throws(JSONValue.FormatError) {
+    package init(json: JSONValue) throws(JSONValue.FormatError) {
         guard case .object = json else { throw JSONValue.FormatError("the summary is not a JSON object") }
         func count(_ value: JSONValue?, _ key: String) throws(JSONValue.FormatError) -> Int? {
             guard let value else { return nil }

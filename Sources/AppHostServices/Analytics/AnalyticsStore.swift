@@ -13,15 +13,15 @@ import Musl
 ///
 /// Events wait in memory until `flush()`, which appends them with one write and fsyncs; after a
 /// SIGKILL at most the events since the last flush are lost and the file still reads.
-final class AnalyticsStore {
+package final class AnalyticsStore {
     static let logName = "events.log"
     static let summaryName = "summary.json"
 
     /// An I/O or format problem with analytics' files.
-    struct Failure: Error, CustomStringConvertible, Sendable {
+    package struct Failure: Error, CustomStringConvertible, Sendable {
         let path: String
         let reason: String
-        var description: String { "analytics: \(path): \(reason)" }
+        package var description: String { "analytics: \(path): \(reason)" }
 
         init(path: String, reason: String) {
             self.path = path
@@ -35,25 +35,25 @@ final class AnalyticsStore {
 
     let directory: String
     /// Totals: the summary, every flushed record and every pending one.
-    private(set) var report: AnalyticsReport
+    package private(set) var report: AnalyticsReport
     /// Bytes of framed records not yet written.
     private(set) var pending: [UInt8] = []
     /// Records not yet written.
     private(set) var pendingCount = 0
     /// Bytes dropped from a damaged tail when the store opened.
-    let recoveredBytes: Int
+    package let recoveredBytes: Int
     private var logSize: Int
     private var nextSequence: UInt64
     private var descriptor: Int32
     /// What a flush had to repair, for the service's log; taken by `takeRepairNotice()`.
     private var repairNotice: String?
 
-    var logPath: String { directory + "/" + Self.logName }
+    package var logPath: String { directory + "/" + Self.logName }
     var summaryPath: String { directory + "/" + Self.summaryName }
 
     /// Opens the store, creating it if needed, and truncates a torn or corrupt tail of the log
     /// to the last whole record.
-    init(directory: String) throws(Failure) {
+    package init(directory: String) throws(Failure) {
         self.directory = directory
         do {
             try AtomicFile.makeDirectory(directory)
@@ -114,7 +114,7 @@ final class AnalyticsStore {
     /// Takes back the records a previous run had counted but not flushed (its restorable state:
     /// framed records, as `pending` holds them). Records already in the log or the summary (by
     /// sequence number) are skipped, so nothing is counted twice. Returns how many were taken.
-    func adoptUnflushed(_ bytes: [UInt8]) -> Int {
+    package func adoptUnflushed(_ bytes: [UInt8]) -> Int {
         var adopted = 0
         for event in AnalyticsLog.scan(bytes).events where event.seq >= nextSequence {
             report.apply(event)

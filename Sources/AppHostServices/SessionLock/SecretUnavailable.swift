@@ -1,11 +1,11 @@
 /// Why the session secret could not be loaded, told as what to fix. Never carries the secret.
-struct SecretUnavailable: Error, Sendable, Hashable, CustomStringConvertible {
+package struct SecretUnavailable: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file that was tried, or the variable that was missing.
-    let path: String
+    package let path: String
     /// What is wrong with it.
-    let problem: String
+    package let problem: String
     /// What the operator should do.
-    let fix: String
+    package let fix: String
 
-    var description: String { "\(path) \(problem) (\(fix))" }
+    package var description: String { "\(path) \(problem) (\(fix))" }
 }

@@ -7,7 +7,7 @@ import SystemPackage
 
 /// The session secret held in memory, in a buffer of its own so that locking can overwrite it
 /// with zeros before letting it go (a Swift `Array` may leave copies behind).
-final class SessionSecret: Sendable {
+package final class SessionSecret: Sendable {
     private let storage: Mutex<UnsafeMutableRawBufferPointer?>
 
     /// Takes ownership of `buffer`, which must come from `UnsafeMutableRawBufferPointer.allocate`.
@@ -20,12 +20,12 @@ final class SessionSecret: Sendable {
     }
 
     /// Number of secret bytes still held; 0 after `wipe()`.
-    var count: Int {
+    package var count: Int {
         storage.withLock { $0?.count ?? 0 }
     }
 
     /// Overwrites the bytes with zeros and releases them.
-    func wipe() {
+    package func wipe() {
         storage.withLock { buffer in
             guard let held = buffer else { return }
             Self.zero(held)
@@ -42,7 +42,7 @@ final class SessionSecret: Sendable {
 
     /// The largest secret read: a key or passphrase is a few bytes to a few KiB; a larger file is
     /// the wrong file, and reading it would hold that much memory.
-    static let sizeLimit = 64 * 1024
+    package static let sizeLimit = 64 * 1024
 
     /// Reads the secret at `path`: a regular file owned by the service user (or root) that
     /// group and others cannot read or write. Anything else is refused without blocking: the
@@ -53,7 +53,7 @@ final class SessionSecret: Sendable {
     /// anything for others is still refused.
     ///
     /// The content is never logged or put into an error.
-    static func read(from path: String, groupMayRead: Bool = false) throws(SecretUnavailable) -> SessionSecret {
+    package static func read(from path: String, groupMayRead: Bool = false) throws(SecretUnavailable) -> SessionSecret {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else {
             let code = errno

@@ -5,7 +5,7 @@ import SystemPackage
 
 /// One open descriptor the memory pressure loop waits on, and how to open it under systemd's
 /// memory pressure protocol (sd_event_add_memory_pressure(3)).
-struct MemoryPressureEndpoint: Sendable {
+package struct MemoryPressureEndpoint: Sendable {
     /// What the descriptor is; decides the poll event and how an event is consumed.
     enum Kind: String, Sendable {
         /// A PSI file (procfs or cgroupfs) with a trigger written: waits for POLLPRI.
@@ -19,7 +19,7 @@ struct MemoryPressureEndpoint: Sendable {
     }
 
     /// The descriptor (replaced when a read-only FIFO is reopened after its writer left).
-    var fd: Int32
+    package var fd: Int32
     let kind: Kind
     let path: String
     /// The level an event on this descriptor means.

@@ -98,14 +98,14 @@ public final class MemoryPressureSource: Sendable {
     }
 
     /// The chosen source, or why there is none (`expected` when turned off on purpose).
-    enum Resolution {
+    package enum Resolution {
         case watching([MemoryPressureEndpoint], description: String)
         case off(reason: String, expected: Bool)
     }
 
     /// Picks the source: the watch variables first, then the own cgroup's PSI file, then the
     /// system-wide one.
-    static func resolve(environment: [String: String], thresholds: Thresholds) -> Resolution {
+    package static func resolve(environment: [String: String], thresholds: Thresholds) -> Resolution {
         if let watch = environment["MEMORY_PRESSURE_WATCH"] {
             guard !watch.isEmpty, watch != "/dev/null" else {
                 return .off(reason: "MEMORY_PRESSURE_WATCH=\(watch) turns watching off", expected: true)
@@ -159,7 +159,7 @@ public final class MemoryPressureSource: Sendable {
     }
 
     /// `$MEMORY_PRESSURE_WRITE` is base64 (with or without padding).
-    static func decodeWrite(_ encoded: String) -> [UInt8]? {
+    package static func decodeWrite(_ encoded: String) -> [UInt8]? {
         var digits = Array(encoded.trimmingWhitespace.utf8)
         while digits.last == UInt8(ascii: "=") { digits.removeLast() }
         guard digits.count % 4 != 1 else { return nil }

@@ -2,12 +2,12 @@ import AppHost
 
 extension LaunchStateFiles.Record {
     /// Why `launch-state.json` could not be read.
-    struct FormatError: Error, CustomStringConvertible {
-        let description: String
+    package struct FormatError: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// The record as `JSONEncoder` with `.prettyPrinted` and `.sortedKeys` writes it.
-    var json: [UInt8] {
+    package var json: [UInt8] {
         Array("""
             {
               "installationID" : "\(installationID)",
@@ -19,7 +19,7 @@ extension LaunchStateFiles.Record {
 
     /// Reads a JSON object with the three keys, in any order and spacing; other keys are
     /// ignored, as `JSONDecoder` would.
-    init(json bytes: [UInt8]) throws(FormatError) {
+    package init(json bytes: [UInt8]) throws(FormatError) {
         let fields: JSONValue
         do {
             fields = try JSONValue(parsing: bytes)

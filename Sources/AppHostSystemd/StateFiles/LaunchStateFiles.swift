@@ -20,7 +20,7 @@ import Musl
 /// previous one, the last record known to be on disk, as after any unclean exit.
 public struct LaunchStateFiles: LaunchStateStorage {
     /// What `launch-state.json` holds, read and written by `LaunchStateFiles+Record.swift`.
-    struct Record: Equatable {
+    package struct Record: Equatable {
         var installationID: InstallationID
         var launchCount: Int
         var lastLaunch: UnixTime
