@@ -1,118 +1,58 @@
 @testable import AppHost
 import Testing
 
-/// The one place a request's legality is asserted: every (state, request) pair, with the steps
-/// the machine answers or its refusal. The host's loop holds no rule of its own.
+/// The one place a request's legality is asserted: every (state, terminate pending, request)
+/// triple, with the steps the machine answers or its refusal. The host's loop holds no rule of
+/// its own.
 @Suite struct LifecycleStateMachineTests {
-    /// One pair: in `state` (the session `locked` or not), `request` yields `steps`, or is
-    /// refused when `steps` is nil.
+    /// One triple: in `state` (the session `locked` or not, a terminate `pending` or not),
+    /// `request` yields `steps`, or is refused when `steps` is nil.
     struct Row: Sendable, CustomTestStringConvertible {
         let state: ApplicationState
         let request: LifecycleRequest
         let locked: Bool
+        let pending: Bool
         let steps: [LifecycleAction]?
 
-        init(_ state: ApplicationState, _ request: LifecycleRequest, locked: Bool, _ steps: [LifecycleAction]?) {
+        init(_ state: ApplicationState, _ request: LifecycleRequest, locked: Bool, pending: Bool, _ steps: [LifecycleAction]?) {
             self.state = state
             self.request = request
             self.locked = locked
+            self.pending = pending
             self.steps = steps
         }
 
-        var testDescription: String { "\(request) while \(state)\(locked ? " (locked)" : "")" }
+        /// The machine the row starts from; a locked session was locked because of "screen".
+        var machine: LifecycleStateMachine {
+            LifecycleStateMachine(state: state, isProtectedDataAvailable: !locked, sessionLockReason: locked ? "screen" : nil, isTerminatePending: pending)
+        }
+
+        var testDescription: String { "\(request) while \(state)\(locked ? " (locked)" : "")\(pending ? " (terminate pending)" : "")" }
     }
-
-    static let requests: [LifecycleRequest] = [
-        .launch, .enterBackground, .enterForeground, .toggleBackground, .memoryWarning(.critical),
-        .sessionLock(true), .sessionLock(false), .reload, .terminate,
-    ]
-
-    /// Only session lock requests depend on the lock; the others are listed unlocked.
-    static let table: [Row] = [
-        Row(.notRunning, .launch, locked: false, [.move(to: .launching), .launchServices]),
-        Row(.notRunning, .enterBackground, locked: false, nil),
-        Row(.notRunning, .enterForeground, locked: false, nil),
-        Row(.notRunning, .toggleBackground, locked: false, nil),
-        Row(.notRunning, .memoryWarning(.critical), locked: false, nil),
-        Row(.notRunning, .reload, locked: false, nil),
-        Row(.notRunning, .terminate, locked: false, []),
-        Row(.notRunning, .sessionLock(true), locked: false, nil),
-        Row(.notRunning, .sessionLock(false), locked: false, nil),
-        Row(.launching, .launch, locked: false, nil),
-        Row(.launching, .enterBackground, locked: false, nil),
-        Row(.launching, .enterForeground, locked: false, nil),
-        Row(.launching, .toggleBackground, locked: false, nil),
-        Row(.launching, .memoryWarning(.critical), locked: false, nil),
-        Row(.launching, .reload, locked: false, nil),
-        Row(.launching, .terminate, locked: false, [.move(to: .terminating), .terminateServices, .move(to: .notRunning)]),
-        Row(.launching, .sessionLock(true), locked: false, nil),
-        Row(.launching, .sessionLock(false), locked: false, nil),
-        Row(.active, .launch, locked: false, nil),
-        Row(.active, .enterBackground, locked: false, [.deliver(.willResignActive, from: .active, to: .inactive), .move(to: .inactive), .move(to: .background), .deliver(.didEnterBackground, from: .inactive, to: .background)]),
-        Row(.active, .enterForeground, locked: false, []),
-        Row(.active, .toggleBackground, locked: false, [.deliver(.willResignActive, from: .active, to: .inactive), .move(to: .inactive), .move(to: .background), .deliver(.didEnterBackground, from: .inactive, to: .background)]),
-        Row(.active, .memoryWarning(.critical), locked: false, [.deliver(.didReceiveMemoryWarning(.critical), from: .active, to: .active), .trimHeap(.critical)]),
-        Row(.active, .reload, locked: false, [.reloadConfiguration]),
-        Row(.active, .terminate, locked: false, [.move(to: .terminating), .terminateServices, .move(to: .notRunning)]),
-        Row(.active, .sessionLock(true), locked: false, [.deliver(.protectedDataWillBecomeUnavailable, from: .active, to: .active), .setProtectedDataAvailable(false)]),
-        Row(.active, .sessionLock(false), locked: false, []),
-        Row(.active, .sessionLock(true), locked: true, []),
-        Row(.active, .sessionLock(false), locked: true, [.setProtectedDataAvailable(true), .deliver(.protectedDataDidBecomeAvailable, from: .active, to: .active)]),
-        Row(.inactive, .launch, locked: false, nil),
-        Row(.inactive, .enterBackground, locked: false, nil),
-        Row(.inactive, .enterForeground, locked: false, nil),
-        Row(.inactive, .toggleBackground, locked: false, nil),
-        Row(.inactive, .memoryWarning(.critical), locked: false, [.deliver(.didReceiveMemoryWarning(.critical), from: .inactive, to: .inactive), .trimHeap(.critical)]),
-        Row(.inactive, .reload, locked: false, nil),
-        Row(.inactive, .terminate, locked: false, [.move(to: .terminating), .terminateServices, .move(to: .notRunning)]),
-        Row(.inactive, .sessionLock(true), locked: false, [.deliver(.protectedDataWillBecomeUnavailable, from: .inactive, to: .inactive), .setProtectedDataAvailable(false)]),
-        Row(.inactive, .sessionLock(false), locked: false, []),
-        Row(.inactive, .sessionLock(true), locked: true, []),
-        Row(.inactive, .sessionLock(false), locked: true, [.setProtectedDataAvailable(true), .deliver(.protectedDataDidBecomeAvailable, from: .inactive, to: .inactive)]),
-        Row(.background, .launch, locked: false, nil),
-        Row(.background, .enterBackground, locked: false, []),
-        Row(.background, .enterForeground, locked: false, [.deliver(.willEnterForeground, from: .background, to: .inactive), .move(to: .inactive), .move(to: .active), .deliver(.didBecomeActive, from: .inactive, to: .active)]),
-        Row(.background, .toggleBackground, locked: false, [.deliver(.willEnterForeground, from: .background, to: .inactive), .move(to: .inactive), .move(to: .active), .deliver(.didBecomeActive, from: .inactive, to: .active)]),
-        Row(.background, .memoryWarning(.critical), locked: false, [.deliver(.didReceiveMemoryWarning(.critical), from: .background, to: .background), .trimHeap(.critical)]),
-        Row(.background, .reload, locked: false, [.reloadConfiguration]),
-        Row(.background, .terminate, locked: false, [.move(to: .terminating), .terminateServices, .move(to: .notRunning)]),
-        Row(.background, .sessionLock(true), locked: false, [.deliver(.protectedDataWillBecomeUnavailable, from: .background, to: .background), .setProtectedDataAvailable(false)]),
-        Row(.background, .sessionLock(false), locked: false, []),
-        Row(.background, .sessionLock(true), locked: true, []),
-        Row(.background, .sessionLock(false), locked: true, [.setProtectedDataAvailable(true), .deliver(.protectedDataDidBecomeAvailable, from: .background, to: .background)]),
-        Row(.terminating, .launch, locked: false, nil),
-        Row(.terminating, .enterBackground, locked: false, nil),
-        Row(.terminating, .enterForeground, locked: false, nil),
-        Row(.terminating, .toggleBackground, locked: false, nil),
-        Row(.terminating, .memoryWarning(.critical), locked: false, nil),
-        Row(.terminating, .reload, locked: false, nil),
-        Row(.terminating, .terminate, locked: false, []),
-        Row(.terminating, .sessionLock(true), locked: false, nil),
-        Row(.terminating, .sessionLock(false), locked: false, nil),
-    ]
 
     @Test(arguments: table)
     func decides(_ row: Row) {
-        let machine = LifecycleStateMachine(state: row.state, isProtectedDataAvailable: !row.locked)
-        switch (machine.decide(row.request), row.steps) {
+        switch (row.machine.decide(row.request), row.steps) {
         case (.perform(let actions), let steps?):
             #expect(actions == steps)
         case (.refuse(let refusal), nil):
-            #expect(refusal.state == row.state && refusal.request == row.request)
+            #expect(refusal.state == row.state && refusal.request == row.request && refusal.isTerminatePending == row.pending)
             #expect(!refusal.reason.isEmpty)
-            #expect(refusal.illegalTransition.from == row.state)
+            #expect(refusal.illegalTransition.from == (row.pending ? .terminating : row.state))
         case (let decision, let steps):
             Issue.record("\(row.testDescription): decided \(decision), the table says \(steps.map { "\($0)" } ?? "refused")")
         }
     }
 
-    @Test func tableCoversEveryPair() {
+    @Test func tableCoversEveryTriple() {
         for state in ApplicationState.allCases {
-            for request in Self.requests {
-                let locks: [Bool] = if case .sessionLock = request, [.active, .inactive, .background].contains(state) { [false, true] } else { [false] }
-                for locked in locks {
-                    let rows = Self.table.filter { $0.state == state && $0.request == request && $0.locked == locked }
-                    #expect(rows.count == 1, "\(request) while \(state), locked: \(locked): \(rows.count) rows")
+            for pending in [false, true] {
+                for request in Self.requests {
+                    let locks: [Bool] = if case .sessionLock = request, [.active, .inactive, .background].contains(state) { [false, true] } else { [false] }
+                    for locked in locks {
+                        let rows = Self.table.filter { $0.state == state && $0.request == request && $0.locked == locked && $0.pending == pending }
+                        #expect(rows.count == 1, "\(request) while \(state), locked: \(locked), pending: \(pending): \(rows.count) rows")
+                    }
                 }
             }
         }
@@ -120,15 +60,47 @@ import Testing
 
     @Test("a request's steps, performed, lead where the request says", arguments: table.filter { $0.steps?.isEmpty == false })
     func stepsAreLegalMoves(_ row: Row) throws {
-        var machine = LifecycleStateMachine(state: row.state, isProtectedDataAvailable: !row.locked)
+        var machine = row.machine
         for step in row.steps ?? [] {
             switch step {
             case .move(let target): #expect(try machine.transition(to: target))
             case .setProtectedDataAvailable(let available): machine.setProtectedDataAvailable(available)
+            case .setSessionLockReason(let reason): machine.setSessionLockReason(reason)
+            case .setTerminatePending: machine.setTerminatePending()
             default: break
             }
         }
-        if case .sessionLock(let locked) = row.request { #expect(machine.isProtectedDataAvailable == !locked) }
+        switch row.request {
+        case .sessionLock(let locked, let reason):
+            #expect(machine.isProtectedDataAvailable == !locked)
+            if locked, !reason.isEmpty { #expect(machine.sessionLockReason == reason) }
+        case .restoreSessionLock(let reason):
+            #expect(!machine.isProtectedDataAvailable && machine.sessionLockReason == reason)
+        case .terminate:
+            #expect(machine.isTerminatePending)
+        default:
+            #expect(machine.state == row.request.target(from: row.state) || machine.state == .notRunning)
+        }
+    }
+
+    @Test("a terminate that arrives is pending from then on, and every later request but the launch's and terminate's is refused")
+    func terminatePendingRefusesTheRest() {
+        var machine = LifecycleStateMachine(state: .active)
+        guard case .perform(let actions) = machine.decide(.terminate) else {
+            Issue.record("terminate refused")
+            return
+        }
+        #expect(actions == [.setTerminatePending, .dropQueuedRequests])
+        machine.setTerminatePending()
+        #expect(machine.decide(.terminate) == .perform([]))
+        for request in Self.requests {
+            switch request {
+            case .terminate, .terminateNow, .launch, .continueLaunch, .finishLaunch, .abortLaunch, .restoreSessionLock: continue
+            default:
+                guard case .refuse(let refusal) = machine.decide(request) else { Issue.record("\(request) not refused"); continue }
+                #expect(refusal.isTerminatePending && refusal.illegalTransition.from == .terminating)
+            }
+        }
     }
 
     @Test("a service that joins a running host catches up with its state and its lock", arguments: [
@@ -139,12 +111,6 @@ import Testing
     ])
     func catchUp(state: ApplicationState, locked: Bool, events: [LifecycleEvent]) {
         #expect(LifecycleStateMachine(state: state, isProtectedDataAvailable: !locked).eventsToCatchUp == events)
-    }
-
-    @Test func launchCompletesIntoActiveOrIntoTheBackground() {
-        let machine = LifecycleStateMachine(state: .launching)
-        #expect(machine.launchCompletionActions() == [.move(to: .active), .deliver(.didBecomeActive, from: .launching, to: .active)])
-        #expect(machine.launchCompletionActions(intoBackground: true) == [.move(to: .background), .deliver(.didEnterBackground, from: .launching, to: .background)])
     }
 
     static let legal: [(ApplicationState, ApplicationState)] = [

@@ -244,8 +244,9 @@ public final class PluggableApplicationHost: Sendable {
             // The caller's context, so an embedding program's own request id (and trace) reaches
             // the hooks; a new request id when it has none.
             if case .terminated = input.yield(.request(request, context: .forRequest(ServiceContext.current))) {
+                // The run is over: the machine in the state it ended in refuses.
                 let (state, launch) = published.withLock { ($0.status.state, $0.launch) }
-                request.refuse(state: state, launch: launch)
+                request.refuse(by: LifecycleStateMachine(state: state), launch: launch)
             }
         }
     }

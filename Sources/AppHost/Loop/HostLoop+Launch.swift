@@ -10,20 +10,11 @@ extension HostLoop {
     /// on. A terminate stops waiting for the hook in progress and rolls back the same way. Then
     /// `didBecomeActive` reaches every launched service.
     mutating func launch(group: inout DiscardingTaskGroup) async -> Result<LaunchOptions, LaunchFailure> {
-        let actions: [LifecycleAction]
-        switch machine.decide(.launch) {
-        case .perform(let steps): actions = steps
-        case .refuse(let refusal): return .failure(LaunchFailure(service: "", hook: "", reason: .notLaunchable(refusal.state)))
+        switch await carryOut(.launch, group: &group) {
+        case .success(.launched(let outcome)): return outcome
+        case .success: return .failure(LaunchFailure(service: "", hook: "", reason: .notLaunchable(machine.state)))
+        case .failure(let refusal): return .failure(LaunchFailure(service: "", hook: "", reason: .notLaunchable(refusal.state)))
         }
-        var outcome: Result<LaunchOptions, LaunchFailure> = .failure(LaunchFailure(service: "", hook: "", reason: .notLaunchable(machine.state)))
-        for action in actions {
-            if case .launchServices = action {
-                outcome = await launchServices(group: &group)
-            } else {
-                await perform([action], group: &group)
-            }
-        }
-        return outcome
     }
 
     /// The `launchServices` step, then the machine's launch completion on success.
@@ -34,15 +25,16 @@ extension HostLoop {
             options = try configuration.launchState?.beginLaunch()
                 ?? LaunchOptions(kind: .firstLaunch, launchCount: 1, installationID: .init(), previousExit: .none)
         } catch {
-            move(to: .terminating)
-            move(to: .notRunning)
+            await carryOut(.abortLaunch, group: &group)
             let failure = LaunchFailure(service: "", hook: "", reason: .stateDirectory("\(error)"))
             host.report(.launchFailed(failure, status))
             return .failure(failure)
         }
         logPreviousExit(options)
         var restoredOptions = options
-        restore(into: &restoredOptions)
+        if let lockReason = restore(into: &restoredOptions) {
+            await carryOut(.restoreSessionLock(reason: lockReason), group: &group)
+        }
         launchOptions = restoredOptions
         setServices(descriptors.flatMap { $0.leaves() }.map { makeService($0) })
         forgetRestorableStateOfRemovedServices()
@@ -80,7 +72,7 @@ extension HostLoop {
             choices = descriptors.flatMap { compositeChoices(of: $0) }
             host.publish(status: status)
         }
-        await perform(machine.launchCompletionActions(intoBackground: restoredOptions.launchesIntoBackground), group: &group)
+        await carryOut(.finishLaunch(intoBackground: restoredOptions.launchesIntoBackground), group: &group)
         return .success(restoredOptions)
     }
 
@@ -242,7 +234,8 @@ extension HostLoop {
         if case .disabled(let reason) = services[index].health.condition {
             return LaunchFailure(service: name, hook: "init", reason: .invalidConfiguration(reason))
         }
-        guard !isTerminateRequested, !isCancelled else {
+        // A terminate that arrived stops the launch before the next service.
+        guard case .perform = machine.decide(.continueLaunch), !isCancelled else {
             return LaunchFailure(service: name, hook: LifecycleEvent.willFinishLaunching.hookName, reason: .terminated)
         }
         // Both hooks in one run: `didFinishLaunching` follows at once when

@@ -1,7 +1,7 @@
 extension HostLoop {
     /// A reload as one transaction (see `PluggableApplicationHost.reload(loading:)`): a failure
     /// keeps the running services, shows in the status and is published on the bus.
-    mutating func reload(_ load: @Sendable () throws -> [ServiceDescriptor], group: inout DiscardingTaskGroup) async -> Result<ConfigurationDidReload, InvalidConfiguration> {
+    mutating func reload(_ load: @escaping @Sendable () throws -> [ServiceDescriptor], group: inout DiscardingTaskGroup) async -> Result<ConfigurationDidReload, InvalidConfiguration> {
         let actions: [LifecycleAction]
         switch machine.decide(.reload) {
         case .perform(let steps): actions = steps
@@ -9,13 +9,7 @@ extension HostLoop {
         }
         host.report(.reloading(status))
         var result: Result<ConfigurationDidReload, InvalidConfiguration> = .success(ConfigurationDidReload(added: [], removed: [], updated: [], restarted: []))
-        for action in actions {
-            if case .reloadConfiguration = action {
-                result = await applyReload(load, group: &group)
-            } else {
-                await perform([action], group: &group)
-            }
-        }
+        if case .reloaded(let applied) = await perform(actions, loading: load, group: &group) { result = applied }
         switch result {
         case .success(let report):
             note = nil
@@ -34,7 +28,7 @@ extension HostLoop {
         return result
     }
 
-    private mutating func applyReload(_ load: @Sendable () throws -> [ServiceDescriptor], group: inout DiscardingTaskGroup) async -> Result<ConfigurationDidReload, InvalidConfiguration> {
+    mutating func applyReload(_ load: @Sendable () throws -> [ServiceDescriptor], group: inout DiscardingTaskGroup) async -> Result<ConfigurationDidReload, InvalidConfiguration> {
         // Everything that can fail without side effects first: the file, the names, every new
         // or changed instance.
         let newDescriptors: [ServiceDescriptor]

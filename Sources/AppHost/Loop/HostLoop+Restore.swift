@@ -17,11 +17,12 @@ extension HostLoop {
     }
 
     /// Reads what the previous run kept: every service gets its bytes back; after an unclean
-    /// exit the session lock and the background come back too (`options` says so).
-    mutating func restore(into options: inout LaunchOptions) {
-        guard let storage = configuration.restorableState else { return }
+    /// exit the background comes back too (`options` says so), and the session lock: its
+    /// reason is returned, for the launch to restore.
+    mutating func restore(into options: inout LaunchOptions) -> String? {
+        guard let storage = configuration.restorableState else { return nil }
         let logger = self.logger
-        guard let state = storage.restore(warning: { logger.warning("restorable state not used: \($0)") }) else { return }
+        guard let state = storage.restore(warning: { logger.warning("restorable state not used: \($0)") }) else { return nil }
         restorable.generation = state.generation
         restorable.lastKept = state
         restorable.lastPersisted = state
@@ -31,19 +32,16 @@ extension HostLoop {
         }))
         guard options.previousExit == .unclean else {
             logger.info("restored the state of \(state.services.count) services (generation \(state.generation))")
-            return
+            return nil
         }
         options.launchesIntoBackground = state.isInBackground
-        if state.isSessionLocked {
-            machine.setProtectedDataAvailable(false)
-            sessionLockReason = state.sessionLockReason
-        }
         let lifecycle = [state.isInBackground ? "background" : "active"] + (state.isSessionLocked ? ["session locked"] : [])
         let cause = options.previousExitCause.map { " (\($0))" } ?? ""
         logger.notice(
             "restored after an unclean exit\(cause): \(lifecycle.joined(separator: ", ")), the state of \(state.services.count) services",
             metadata: ["generation": "\(state.generation)"]
         )
+        return state.isSessionLocked ? state.sessionLockReason : nil
     }
 
     /// Takes the bytes services staged; they are kept when the request ends. In registration
@@ -87,7 +85,7 @@ extension HostLoop {
             generation: restorable.generation,
             isInBackground: isInBackground,
             isSessionLocked: !machine.isProtectedDataAvailable,
-            sessionLockReason: machine.isProtectedDataAvailable ? "" : (sessionLockReason ?? ""),
+            sessionLockReason: machine.isProtectedDataAvailable ? "" : (machine.sessionLockReason ?? ""),
             services: restorable.services
         )
     }

@@ -4,8 +4,7 @@ extension HostLoop {
     /// gets its `willTerminate` queued behind it and is waited for within the same deadline, so
     /// nobody's last call comes out of reverse order.
     mutating func terminate(only indices: [Int]? = nil, group: inout DiscardingTaskGroup) async {
-        guard case .perform(let actions) = machine.decide(.terminate), !actions.isEmpty else { return }
-        isTerminateRequested = true
+        guard case .perform(let actions) = machine.decide(.terminateNow), !actions.isEmpty else { return }
         await perform(actions, terminating: indices, group: &group)
         host.report(.stopped(status))
     }

@@ -40,13 +40,15 @@ struct HostLoop {
     var sessionLockChanges: [SessionLockDidChange] = []
     var launchWaiters: [Reply<LaunchOptions, LaunchFailure>] = []
     var terminateReplies: [Reply<Void, Never>] = []
-    var isTerminateRequested = false
+    /// Why the pending terminate came, for its log line and `STOPPING=1`'s status.
+    var terminateReason = ""
+    /// A step of the request in progress asked for the restorable state on disk at its end.
+    var isPersistDue = false
     /// The input stream ended: the task running the host was cancelled.
     var isCancelled = false
 
     var launchOptions: LaunchOptions?
     var launchOutcome: Result<LaunchOptions, LaunchFailure>?
-    var sessionLockReason: String?
     var lastOverrun: Overrun?
     var note: String?
     var lastReportedStatus: HostStatus?
@@ -87,7 +89,7 @@ struct HostLoop {
         launchWaiters = []
         if case .success = launch {
             while machine.state.isRunning {
-                if isTerminateRequested || isCancelled {
+                if machine.isTerminatePending || isCancelled {
                     await ServiceContext.withValue(terminateContext ?? .forRequest(nil)) {
                         await terminate(group: &group)
                     }
@@ -113,28 +115,28 @@ struct HostLoop {
         switch request {
         case .terminate(let reason, let reply):
             if let reply { terminateReplies.append(reply) }
-            guard !isTerminateRequested else { return }
-            isTerminateRequested = true
+            guard case .perform(let actions) = machine.decide(.terminate), !actions.isEmpty else { return }
             terminateContext = context
-            logger.notice("terminating: \(reason)")
-            host.report(.stopping(reason: reason))
-            for (dropped, _) in queue {
-                logger.notice("\(dropped.name) dropped: terminate comes first")
-                dropped.refuse(state: .terminating, launch: launchOutcome)
-            }
-            queue = []
+            terminateReason = reason
+            for action in actions { apply(action) }
         case .launched(let reply):
             if let launchOutcome { reply.resume(returning: launchOutcome) } else { launchWaiters.append(reply) }
         case .terminated(let reply):
             terminateReplies.append(reply)
         default:
-            if isTerminateRequested {
-                logger.notice("\(request.name) dropped: terminate comes first")
-                request.refuse(state: .terminating, launch: launchOutcome)
+            // Once a terminate is pending the machine refuses every request: answered at once.
+            if machine.isTerminatePending {
+                drop(request)
             } else {
                 queue.append((request, context))
             }
         }
+    }
+
+    /// Answers a request the host will not carry out, with the machine's refusal.
+    func drop(_ request: HostRequest) {
+        if machine.isTerminatePending { logger.notice("\(request.name) dropped: terminate comes first") }
+        request.refuse(by: machine, launch: launchOutcome)
     }
 
     mutating func handle(_ request: HostRequest, group: inout DiscardingTaskGroup) async {
@@ -143,8 +145,9 @@ struct HostLoop {
             switch machine.decide(transition.request) {
             case .perform(let actions):
                 await perform(actions, group: &group)
-                await finishRequest(persist: machine.state == .background, group: &group)
-                reply.resume(returning: .success(actions.isEmpty ? nil : machine.state))
+                await finishRequest(group: &group)
+                let moved = actions.contains { if case .move = $0 { true } else { false } }
+                reply.resume(returning: .success(moved ? machine.state : nil))
             case .refuse(let refusal):
                 logger.notice("\(request.name) ignored: \(refusal.illegalTransition)", metadata: ["reason": "\(refusal.reason)"])
                 reply.resume(returning: .failure(refusal.illegalTransition))
@@ -154,7 +157,7 @@ struct HostLoop {
             case .perform(let actions):
                 host.metrics.countMemoryWarning(level)
                 await perform(actions, group: &group)
-                await finishRequest(persist: true, group: &group)
+                await finishRequest(group: &group)
                 reply.resume(returning: .success(()))
             case .refuse(let refusal):
                 reply.resume(returning: .failure(refusal.illegalTransition))
@@ -186,13 +189,17 @@ struct HostLoop {
 
     /// Ends a request: session lock changes published during it are applied, the restorable
     /// state is kept if it changed, then one status (with `READY=1` after a launch or reload)
-    /// describes the state after it; `persist` (background, memory warning) also writes the
-    /// restorable state to disk, after the status.
-    mutating func finishRequest(ready: Bool = false, persist: Bool = false, group: inout DiscardingTaskGroup) async {
-        while !sessionLockChanges.isEmpty, !isTerminateRequested {
+    /// describes the state after it; a step that asked for it (background, memory warning) also
+    /// has the restorable state written to disk, after the status. With a terminate pending,
+    /// only the terminate reports.
+    mutating func finishRequest(ready: Bool = false, group: inout DiscardingTaskGroup) async {
+        while !sessionLockChanges.isEmpty {
+            // Refused once a terminate is pending: the terminate runs next.
             await applySessionLock(sessionLockChanges.removeFirst(), group: &group)
         }
-        guard !isTerminateRequested else { return }
+        let persist = isPersistDue
+        isPersistDue = false
+        guard !machine.isTerminatePending else { return }
         keepRestorableState()
         defer { persistRestorableState(always: persist) }
         if isHealthCheckDue { checkHealth() }
@@ -215,11 +222,11 @@ struct HostLoop {
                 logger.warning("\(services[index].name) is still inside a hook; the host's run ends when it returns", metadata: ["service": "\(services[index].name)"])
             }
         }
-        for (request, _) in queue { request.refuse(state: machine.state, launch: launchOutcome) }
+        for (request, _) in queue { request.refuse(by: machine, launch: launchOutcome) }
         queue = []
         host.input.finish()
         while let input = await inputs.next() {
-            if case .request(let request, _) = input { request.refuse(state: machine.state, launch: launchOutcome) }
+            if case .request(let request, _) = input { request.refuse(by: machine, launch: launchOutcome) }
         }
         for reply in terminateReplies { reply.resume(returning: .success(())) }
         terminateReplies = []
@@ -235,7 +242,7 @@ struct HostLoop {
                 : serviceHealth ?? services.map { $0.health },
             lastOverrun: lastOverrun,
             note: note,
-            sessionLockReason: machine.isProtectedDataAvailable ? nil : (sessionLockReason ?? ""),
+            sessionLockReason: machine.isProtectedDataAvailable ? nil : (machine.sessionLockReason ?? ""),
             healthProblem: healthProblem,
             choices: choices
         ).withRequestID(ServiceContext.current?.hostRequestID)
@@ -250,20 +257,61 @@ struct HostLoop {
         host.publish(status: status)
     }
 
-    /// Performs the machine's steps in order. The launch and the reload, which answer with a
-    /// result, perform their own step (`launchServices`, `reloadConfiguration`); `terminating`
-    /// limits `terminateServices` to those services (a rolled-back launch).
-    mutating func perform(_ actions: [LifecycleAction], terminating indices: [Int]? = nil, group: inout DiscardingTaskGroup) async {
+    /// What a step that answers with a result (the launch, the reload) produced.
+    enum StepOutcome {
+        case launched(Result<LaunchOptions, LaunchFailure>)
+        case reloaded(Result<ConfigurationDidReload, InvalidConfiguration>)
+    }
+
+    /// Performs the machine's steps in order; returns what the launch or reload step produced.
+    /// `terminating` limits `terminateServices` to those services (a rolled-back launch);
+    /// `loading` is the reload's new configuration.
+    @discardableResult
+    mutating func perform(
+        _ actions: [LifecycleAction], terminating indices: [Int]? = nil,
+        loading load: (@Sendable () throws -> [ServiceDescriptor])? = nil, group: inout DiscardingTaskGroup
+    ) async -> StepOutcome? {
+        var outcome: StepOutcome?
         for action in actions {
             switch action {
-            case .move(let target): move(to: target)
             case .deliver(let event, let from, let to): await fanOut(event, from: from, to: to, group: &group)
-            case .trimHeap(let level): configuration.trimHeap?(level)
-            case .setProtectedDataAvailable(let available): machine.setProtectedDataAvailable(available)
             case .terminateServices: await terminateServices(only: indices, group: &group)
-            case .launchServices, .reloadConfiguration:
-                preconditionFailure("\(action) is performed by the request that answers with its result")
+            case .launchServices: outcome = .launched(await launchServices(group: &group))
+            case .reloadConfiguration:
+                outcome = .reloaded(await applyReload(load ?? { throw ConfigurationError(keyPath: "", message: "the reload named no configuration") }, group: &group))
+            default: apply(action)
             }
+        }
+        return outcome
+    }
+
+    /// Asks the machine about a request of the host's own (a launch step, terminate) and
+    /// performs its steps; the refusal when it has none.
+    @discardableResult
+    mutating func carryOut(_ request: LifecycleRequest, terminating indices: [Int]? = nil, group: inout DiscardingTaskGroup) async -> Result<StepOutcome?, LifecycleRefusal> {
+        switch machine.decide(request) {
+        case .perform(let actions): .success(await perform(actions, terminating: indices, group: &group))
+        case .refuse(let refusal): .failure(refusal)
+        }
+    }
+
+    /// The steps that wait for nothing.
+    mutating func apply(_ action: LifecycleAction) {
+        switch action {
+        case .move(let target): move(to: target)
+        case .trimHeap(let level): configuration.trimHeap?(level)
+        case .setProtectedDataAvailable(let available): machine.setProtectedDataAvailable(available)
+        case .setSessionLockReason(let reason): machine.setSessionLockReason(reason)
+        case .persistRestorableState: isPersistDue = true
+        case .setTerminatePending:
+            machine.setTerminatePending()
+            logger.notice("terminating: \(terminateReason)")
+            host.report(.stopping(reason: terminateReason))
+        case .dropQueuedRequests:
+            for (dropped, _) in queue { drop(dropped) }
+            queue = []
+        case .deliver, .terminateServices, .launchServices, .reloadConfiguration:
+            logger.critical("lifecycle bug: \(action) needs the loop to wait; it went to apply(_:)")
         }
     }
 
@@ -271,20 +319,14 @@ struct HostLoop {
     /// session already was that way (a new reason for a lock is still taken).
     @discardableResult
     mutating func applySessionLock(_ change: SessionLockDidChange, group: inout DiscardingTaskGroup) async -> Result<Bool, LifecycleRefusal> {
-        switch machine.decide(.sessionLock(change.isLocked)) {
+        switch machine.decide(.sessionLock(change.isLocked, reason: change.reason)) {
         case .refuse(let refusal):
             return .failure(refusal)
-        case .perform(let actions) where actions.isEmpty:
-            if change.isLocked, !change.reason.isEmpty, change.reason != sessionLockReason {
-                sessionLockReason = change.reason
-                host.publish(status: status)
-            }
-            return .success(false)
         case .perform(let actions):
-            sessionLockReason = change.isLocked ? change.reason : nil
+            guard !actions.isEmpty else { return .success(false) }
             await perform(actions, group: &group)
             host.publish(status: status)
-            return .success(true)
+            return .success(actions.contains { if case .setProtectedDataAvailable = $0 { true } else { false } })
         }
     }
 
@@ -382,7 +424,7 @@ struct HostLoop {
             let answers = host.input
             group.addTask { await run.perform(answers: answers) }
             waiting: while true {
-                if isCancelled || (abandonOnTerminate && isTerminateRequested) {
+                if isCancelled || (abandonOnTerminate && machine.isTerminatePending) {
                     let abandoned = run.abandon()
                     let made = run.results
                     for offset in made.indices { results[start + offset] = made[offset] }

@@ -42,20 +42,24 @@ enum HostRequest: Sendable {
         }
     }
 
-    /// Answers a request the host will not carry out: it arrived after the host stopped, or
-    /// terminate dropped it from the queue. `launch` is how the launch ended, if it did.
-    func refuse(state: ApplicationState, launch: Result<LaunchOptions, LaunchFailure>?) {
-        let notRunning = IllegalTransition(from: state, to: state)
+    /// Answers a request the host will not carry out (it arrived after the host stopped, or
+    /// terminate dropped it from the queue) with `machine`'s refusal. `launch` is how the
+    /// launch ended, if it did.
+    func refuse(by machine: LifecycleStateMachine, launch: Result<LaunchOptions, LaunchFailure>?) {
         switch self {
-        case .lifecycle(_, let reply): reply.resume(returning: .failure(notRunning))
-        case .memoryWarning(_, let reply): reply.resume(returning: .failure(notRunning))
-        case .sessionLock(_, _, let reply): reply.resume(returning: .failure(notRunning))
+        case .lifecycle(let transition, let reply):
+            reply.resume(returning: .failure(machine.refusal(of: transition.request).illegalTransition))
+        case .memoryWarning(let level, let reply):
+            reply.resume(returning: .failure(machine.refusal(of: .memoryWarning(level)).illegalTransition))
+        case .sessionLock(let locked, let reason, let reply):
+            reply.resume(returning: .failure(machine.refusal(of: .sessionLock(locked, reason: reason ?? "")).illegalTransition))
         case .reload(_, let reply):
-            reply.resume(returning: .failure(InvalidConfiguration(ConfigurationError(keyPath: "", message: "cannot reload while \(state)"))))
+            let refusal = machine.refusal(of: .reload)
+            reply.resume(returning: .failure(InvalidConfiguration(ConfigurationError(keyPath: "", message: refusal.reason))))
         case .note(_, let reply): reply.resume(returning: .success(()))
         case .barrier(_, let reply): reply.resume(returning: .success(()))
         case .launched(let reply):
-            reply.resume(returning: launch ?? .failure(LaunchFailure(service: "", hook: "", reason: .notLaunchable(state))))
+            reply.resume(returning: launch ?? .failure(LaunchFailure(service: "", hook: "", reason: .notLaunchable(machine.state))))
         case .terminated(let reply): reply.resume(returning: .success(()))
         case .terminate(_, let reply): reply?.resume(returning: .success(()))
         }

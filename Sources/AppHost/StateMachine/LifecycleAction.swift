@@ -5,7 +5,7 @@ package enum LifecycleAction: Sendable, Hashable {
     /// Fan this event out; its record reports the move from `from` to `to`.
     case deliver(LifecycleEvent, from: ApplicationState, to: ApplicationState)
     /// The launch flow: each service's launch steps in registration order, rolled back on a
-    /// required service's failure; the machine's `launchCompletionActions` follow its success.
+    /// required service's failure; the request `finishLaunch` follows its success.
     case launchServices
     /// `willTerminate` to every service in reverse order, each waited for under the terminate
     /// deadline, and the clean exit recorded.
@@ -14,6 +14,15 @@ package enum LifecycleAction: Sendable, Hashable {
     case trimHeap(MemoryWarningLevel)
     /// The session's protected data became available (`true`) or unavailable.
     case setProtectedDataAvailable(Bool)
+    /// Why the session is locked, for the status; nil once unlocked.
+    case setSessionLockReason(String?)
     /// Parse, validate and apply the new configuration as one transaction.
     case reloadConfiguration
+    /// At the end of the request, write the restorable state to disk even if only services'
+    /// bytes changed (the host went to the background, or memory is short).
+    case persistRestorableState
+    /// A terminate is pending: say so (`STOPPING=1`), and nothing but it runs from now on.
+    case setTerminatePending
+    /// Refuse every queued request: terminate goes first.
+    case dropQueuedRequests
 }

@@ -1,8 +1,17 @@
 /// What the host is asked to do, as the lifecycle state machine sees it: every request whose
-/// legality depends on the state.
+/// legality depends on the state, the launch's own steps and terminate's two halves among them.
 package enum LifecycleRequest: Sendable, Hashable, CustomStringConvertible {
     /// Launch the services (once, from `notRunning`).
     case launch
+    /// The launch flow succeeded: active, or background when it restores a run that ended there.
+    case finishLaunch(intoBackground: Bool)
+    /// A launch goes on to its next service (the host's launch, or the services a reload adds);
+    /// refused once a terminate is pending.
+    case continueLaunch
+    /// The launch could not begin (its launch state): back to `notRunning` with no service.
+    case abortLaunch
+    /// The launch restores a session that was locked when the previous run ended.
+    case restoreSessionLock(reason: String)
     /// `active → inactive → background`.
     case enterBackground
     /// `background → inactive → active`.
@@ -11,34 +20,46 @@ package enum LifecycleRequest: Sendable, Hashable, CustomStringConvertible {
     case toggleBackground
     /// Tell the services memory is short, then trim the host's heap.
     case memoryWarning(MemoryWarningLevel)
-    /// Lock (`true`) or unlock the session: the protected-data events.
-    case sessionLock(Bool)
+    /// Lock (`true`, with why) or unlock the session: the protected-data events.
+    case sessionLock(Bool, reason: String)
     /// Apply a new configuration.
     case reload
-    /// `willTerminate` to every service, then `notRunning`.
+    /// A terminate arrives: from now on it is pending, ahead of every request.
     case terminate
+    /// Carry out the terminate: the pending one, a cancelled host's, or a failed launch's
+    /// rollback. `willTerminate` to every service, then `notRunning`.
+    case terminateNow
 
     /// The state the request leads to from `state`, as an `IllegalTransition` names it.
     package func target(from state: ApplicationState) -> ApplicationState {
         switch self {
         case .launch: .launching
+        case .finishLaunch(let intoBackground): intoBackground ? .background : .active
+        case .abortLaunch: .notRunning
+        case .continueLaunch: state
         case .enterBackground: .background
-        case .enterForeground, .toggleBackground: .active
-        case .terminate: .terminating
-        case .memoryWarning, .sessionLock, .reload: state
+        case .enterForeground: .active
+        case .toggleBackground: state == .active ? .background : .active
+        case .terminate, .terminateNow: .terminating
+        case .memoryWarning, .sessionLock, .restoreSessionLock, .reload: state
         }
     }
 
     package var description: String {
         switch self {
         case .launch: "launch"
+        case .finishLaunch(let intoBackground): intoBackground ? "finish launch into the background" : "finish launch"
+        case .abortLaunch: "abort launch"
+        case .continueLaunch: "continue launch"
+        case .restoreSessionLock: "restore session lock"
         case .enterBackground: "enterBackground"
         case .enterForeground: "enterForeground"
         case .toggleBackground: "toggleBackground"
         case .memoryWarning(let level): "memory warning (\(level))"
-        case .sessionLock(let locked): locked ? "session lock" : "session unlock"
+        case .sessionLock(let locked, _): locked ? "session lock" : "session unlock"
         case .reload: "reload"
         case .terminate: "terminate"
+        case .terminateNow: "terminate now"
         }
     }
 }

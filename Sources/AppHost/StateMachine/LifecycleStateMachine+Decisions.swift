@@ -2,13 +2,59 @@ extension LifecycleStateMachine {
     /// The steps that carry out `request` from where the machine stands, in order, or why it is
     /// refused. "Will" events are delivered before the move they announce, "did" events after it.
     package func decide(_ request: LifecycleRequest) -> LifecycleDecision {
+        switch request {
+        case .terminate:
+            return .perform(isTerminatePending ? [] : [.setTerminatePending, .dropQueuedRequests])
+        case .terminateNow:
+            return decideTerminateNow()
+        case .launch, .continueLaunch, .finishLaunch, .abortLaunch, .restoreSessionLock:
+            // The launch carries its own steps through; a terminate that arrived cuts it short
+            // between services (`continueLaunch`), and rolls it back with `terminateNow`.
+            return decideLaunchStep(request)
+        case .enterBackground, .enterForeground, .toggleBackground, .memoryWarning, .sessionLock, .reload:
+            if isTerminatePending { return refuse(request, "a terminate is pending, and it comes first") }
+            return decideWhileRunning(request)
+        }
+    }
+
+    private func decideTerminateNow() -> LifecycleDecision {
+        switch state {
+        case .launching, .active, .inactive, .background:
+            .perform([.move(to: .terminating), .terminateServices, .move(to: .notRunning)])
+        case .terminating, .notRunning:
+            .perform([])
+        }
+    }
+
+    private func decideLaunchStep(_ request: LifecycleRequest) -> LifecycleDecision {
         switch (request, state) {
         case (.launch, .notRunning):
-            return .perform([.move(to: .launching), .launchServices])
+            .perform([.move(to: .launching), .launchServices])
         case (.launch, _):
-            return refuse(request, "the host launches once; it is \(state)")
+            refuse(request, "the host launches once; it is \(state)")
+        case (.finishLaunch(let intoBackground), .launching):
+            // Restoring a run that ended in the background launches into the background, as
+            // iOS launches an app there.
+            .perform(intoBackground
+                ? [.move(to: .background), .deliver(.didEnterBackground, from: .launching, to: .background)]
+                : [.move(to: .active), .deliver(.didBecomeActive, from: .launching, to: .active)])
+        case (.continueLaunch, .launching), (.continueLaunch, .active), (.continueLaunch, .inactive), (.continueLaunch, .background):
+            isTerminatePending ? refuse(request, "a terminate is pending: the launch stops before the next service") : .perform([])
+        case (.abortLaunch, .launching):
+            .perform([.move(to: .terminating), .move(to: .notRunning)])
+        case (.restoreSessionLock(let reason), .launching):
+            .perform([.setSessionLockReason(reason), .setProtectedDataAvailable(false)])
+        default:
+            refuse(request, "only a launching host finishes, aborts or restores its launch, and only a launched one launches more services")
+        }
+    }
 
-        case (.enterBackground, .background), (.enterForeground, .active):
+    private func decideWhileRunning(_ request: LifecycleRequest) -> LifecycleDecision {
+        switch (request, state) {
+        case (.enterBackground, .background):
+            // Asked again: what services kept since goes to disk.
+            return .perform([.persistRestorableState])
+        case (.enterForeground, .active):
             return .perform([])
         case (.enterBackground, .active), (.toggleBackground, .active):
             return .perform([
@@ -16,6 +62,7 @@ extension LifecycleStateMachine {
                 .move(to: .inactive),
                 .move(to: .background),
                 .deliver(.didEnterBackground, from: .inactive, to: .background),
+                .persistRestorableState,
             ])
         case (.enterForeground, .background), (.toggleBackground, .background):
             return .perform([
@@ -28,15 +75,18 @@ extension LifecycleStateMachine {
             return refuse(request, "only an active host goes to the background and only a background host comes to the foreground")
 
         case (.memoryWarning(let level), .active), (.memoryWarning(let level), .inactive), (.memoryWarning(let level), .background):
-            return .perform([.deliver(.didReceiveMemoryWarning(level), from: state, to: state), .trimHeap(level)])
+            return .perform([.deliver(.didReceiveMemoryWarning(level), from: state, to: state), .trimHeap(level), .persistRestorableState])
         case (.memoryWarning, _):
             return refuse(request, "memory warnings reach launched services only")
 
-        case (.sessionLock(let locked), .active), (.sessionLock(let locked), .inactive), (.sessionLock(let locked), .background):
-            if locked != isProtectedDataAvailable { return .perform([]) }
+        case (.sessionLock(let locked, let reason), .active), (.sessionLock(let locked, let reason), .inactive), (.sessionLock(let locked, let reason), .background):
+            if locked != isProtectedDataAvailable {
+                // Already so: a lock with a new reason only says the new reason.
+                return .perform(locked && !reason.isEmpty && reason != sessionLockReason ? [.setSessionLockReason(reason)] : [])
+            }
             return .perform(locked
-                ? [.deliver(.protectedDataWillBecomeUnavailable, from: state, to: state), .setProtectedDataAvailable(false)]
-                : [.setProtectedDataAvailable(true), .deliver(.protectedDataDidBecomeAvailable, from: state, to: state)])
+                ? [.setSessionLockReason(reason), .deliver(.protectedDataWillBecomeUnavailable, from: state, to: state), .setProtectedDataAvailable(false)]
+                : [.setSessionLockReason(nil), .setProtectedDataAvailable(true), .deliver(.protectedDataDidBecomeAvailable, from: state, to: state)])
         case (.sessionLock, _):
             return refuse(request, "the session locks and unlocks while the services are launched only")
 
@@ -45,20 +95,9 @@ extension LifecycleStateMachine {
         case (.reload, _):
             return refuse(request, "cannot reload while \(state)")
 
-        case (.terminate, .launching), (.terminate, .active), (.terminate, .inactive), (.terminate, .background):
-            return .perform([.move(to: .terminating), .terminateServices, .move(to: .notRunning)])
-        case (.terminate, .terminating), (.terminate, .notRunning):
-            return .perform([])
+        default:
+            return refuse(request, "not a request of a running host")
         }
-    }
-
-    /// The steps that end a successful launch: active, then `didBecomeActive`; or, restoring a
-    /// run that ended in the background, background, then `didEnterBackground`, as iOS launches
-    /// an app into the background.
-    package func launchCompletionActions(intoBackground: Bool = false) -> [LifecycleAction] {
-        intoBackground
-            ? [.move(to: .background), .deliver(.didEnterBackground, from: .launching, to: .background)]
-            : [.move(to: .active), .deliver(.didBecomeActive, from: .launching, to: .active)]
     }
 
     /// What a service that joins a running host (added by a reload) missed, in order, to see
@@ -73,7 +112,14 @@ extension LifecycleStateMachine {
         return events
     }
 
+    /// Why `request` is not carried out now: the decision's refusal, or, for one the machine
+    /// would carry out (asked after the host's run ended), that the host no longer runs it.
+    package func refusal(of request: LifecycleRequest) -> LifecycleRefusal {
+        if case .refuse(let refusal) = decide(request) { return refusal }
+        return LifecycleRefusal(request: request, state: state, isTerminatePending: isTerminatePending, reason: "the host's run is over")
+    }
+
     private func refuse(_ request: LifecycleRequest, _ reason: String) -> LifecycleDecision {
-        .refuse(LifecycleRefusal(request: request, state: state, reason: reason))
+        .refuse(LifecycleRefusal(request: request, state: state, isTerminatePending: isTerminatePending, reason: reason))
     }
 }

@@ -5,17 +5,25 @@
 /// The host's loop asks the machine about each request (`decide(_:)`) and gets the steps that
 /// carry it out, or the refusal and its reason; the loop holds no rule of its own and only
 /// performs steps. Asking for where the machine already is yields no step: a no-op, never a
-/// duplicated event.
+/// duplicated event. Once a terminate is pending, the machine refuses everything but the
+/// terminate and the launch's own steps.
 package struct LifecycleStateMachine: Sendable, Hashable {
     /// The current state.
     package private(set) var state: ApplicationState
     /// False while the session is locked: the protected-data events went out.
     package private(set) var isProtectedDataAvailable: Bool
+    /// Why the session is locked, as the status says it; nil while unlocked or never said.
+    package private(set) var sessionLockReason: String?
+    /// A terminate arrived; it runs next, and it is the last request.
+    package private(set) var isTerminatePending: Bool
 
-    /// A machine that starts in `state` (normally `.notRunning`), the session unlocked unless said.
-    package init(state: ApplicationState = .notRunning, isProtectedDataAvailable: Bool = true) {
+    /// A machine that starts in `state` (normally `.notRunning`), the session unlocked and no
+    /// terminate pending unless said (tests start it anywhere).
+    package init(state: ApplicationState = .notRunning, isProtectedDataAvailable: Bool = true, sessionLockReason: String? = nil, isTerminatePending: Bool = false) {
         self.state = state
         self.isProtectedDataAvailable = isProtectedDataAvailable
+        self.sessionLockReason = sessionLockReason
+        self.isTerminatePending = isTerminatePending
     }
 
     /// Whether the lifecycle has an edge `from → to`. A state is never legal to itself: that
@@ -55,5 +63,15 @@ package struct LifecycleStateMachine: Sendable, Hashable {
     /// Records that the protected-data events of a lock (`false`) or an unlock went out.
     package mutating func setProtectedDataAvailable(_ available: Bool) {
         isProtectedDataAvailable = available
+    }
+
+    /// Records why the session is locked.
+    package mutating func setSessionLockReason(_ reason: String?) {
+        sessionLockReason = reason
+    }
+
+    /// Records that a terminate arrived.
+    package mutating func setTerminatePending() {
+        isTerminatePending = true
     }
 }
