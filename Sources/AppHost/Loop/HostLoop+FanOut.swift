@@ -1,0 +1,213 @@
+import Logging
+import ServiceContextModule
+
+/// Fan-out: a lifecycle event to every service under its deadline, the runs of hook calls, and
+/// what late hooks leave behind.
+extension HostLoop {
+    /// Delivers `event` to every enabled service (registration order going up, reverse going
+    /// down), one after the other, each under its deadline, and publishes its record.
+    @discardableResult
+    mutating func fanOut(_ event: LifecycleEvent, from: ApplicationState, to: ApplicationState, only indices: [Int]? = nil, group: inout DiscardingTaskGroup) async -> [HookResult] {
+        let start = ContinuousClock.now
+        let targets = indices ?? (event.direction == .up ? Array(services.indices) : Array(services.indices.reversed()))
+        let results = await call(targets, .event(event), group: &group)
+        var overruns: [Overrun] = []
+        var failures: [String: String] = [:]
+        for (index, result) in zip(targets, results) {
+            record(result, of: event, at: index, overruns: &overruns, failures: &failures)
+        }
+        bus.publish(LifecycleEventRecord(
+            event: event, from: from, to: to, duration: ContinuousClock.now - start,
+            overruns: overruns, failures: failures, serviceCount: targets.count
+        ))
+        return results
+    }
+
+    /// One hook of one service, under `deadline`. A service still busy in an overrunning hook
+    /// gets the call queued behind it and is not waited for, unless `waitIfBusy` (its last call).
+    /// With `abandonOnTerminate`, a terminate stops the wait.
+    mutating func call(
+        _ index: Int,
+        _ hook: HookCall.Hook,
+        deadline: Duration,
+        configuration override: ServiceConfiguration? = nil,
+        waitIfBusy: Bool = false,
+        abandonOnTerminate: Bool = false,
+        group: inout DiscardingTaskGroup
+    ) async -> HookResult {
+        guard services[index].health.isEnabled else { return .skipped }
+        let call = makeCall(index, hook, deadline: deadline, configuration: override)
+        if services[index].isBusy {
+            services[index].backlog.append(call)
+            guard waitIfBusy else { return .deferred }
+            logger.debug("\(services[index].name) is still in an earlier hook; waiting for its \(hook.name)", metadata: ["service": "\(services[index].name)"])
+            return await waitUntilFree(index, until: .now + deadline, deadline: deadline, group: &group)
+        }
+        return await execute([call], services: [index], abandonOnTerminate: abandonOnTerminate, group: &group)[0]
+    }
+
+    /// One hook of each of `indices`, in that order; services busy in an overrunning hook get
+    /// theirs queued (`.deferred`).
+    mutating func call(_ indices: [Int], _ hook: HookCall.Hook, group: inout DiscardingTaskGroup) async -> [HookResult] {
+        var results = [HookResult](repeating: .skipped, count: indices.count)
+        var calls: [HookCall] = []
+        var positions: [Int] = []
+        calls.reserveCapacity(indices.count)
+        positions.reserveCapacity(indices.count)
+        for (position, index) in indices.enumerated() where services[index].health.isEnabled {
+            let call = makeCall(index, hook, deadline: services[index].hookDeadline)
+            if services[index].isBusy {
+                services[index].backlog.append(call)
+                results[position] = .deferred
+            } else {
+                calls.append(call)
+                positions.append(position)
+            }
+        }
+        let made = await execute(calls, services: positions.map { indices[$0] }, abandonOnTerminate: false, group: &group)
+        for (position, result) in zip(positions, made) { results[position] = result }
+        return results
+    }
+
+    func makeCall(_ index: Int, _ hook: HookCall.Hook, deadline: Duration, configuration override: ServiceConfiguration? = nil) -> HookCall {
+        HookCall(serviceID: services[index].id, service: services[index].service, hook: hook, application: application(for: index, configuration: override), deadline: deadline)
+    }
+
+    /// The handle a hook of `services[index]` gets now.
+    func application(for index: Int, configuration override: ServiceConfiguration? = nil) -> ApplicationHandle {
+        ApplicationHandle(
+            context: override.map { services[index].context.with(configuration: $0) } ?? services[index].context,
+            state: machine.state,
+            isSessionLocked: !machine.isProtectedDataAvailable,
+            serviceCount: services.count
+        )
+    }
+
+    /// Makes `calls` (of `owners`, by index) in order in a child task and waits for each until
+    /// its deadline; a call that overruns leaves its service busy and a new run goes on with
+    /// the calls after it. With `stopsAtFailure`, no call follows one that did not return
+    /// `true` or overran (those not made stay `.skipped`).
+    mutating func execute(_ calls: [HookCall], services owners: [Int], abandonOnTerminate: Bool, stopsAtFailure: Bool = false, group: inout DiscardingTaskGroup) async -> [HookResult] {
+        var results = [HookResult](repeating: .skipped, count: calls.count)
+        var start = 0
+        while start < calls.count {
+            nextToken += 1
+            let run = HookRun(token: nextToken, calls: Array(calls[start...]), stopsAtFailure: stopsAtFailure)
+            let answers = host.input
+            group.addTask { await run.perform(answers: answers) }
+            waiting: while true {
+                if isCancelled || (abandonOnTerminate && machine.isTerminatePending) {
+                    let abandoned = run.abandon()
+                    let made = run.results
+                    for offset in made.indices { results[start + offset] = made[offset] }
+                    if let abandoned {
+                        // Not waited for: still running (its service is busy until it returns),
+                        // or never begun.
+                        results[start + abandoned.position] = .abandoned
+                        if abandoned.started { services[owners[start + abandoned.position]].isBusy = true }
+                    }
+                    return results
+                }
+                if let look = run.nextLook(now: .now) { armTimer(at: look) }
+                guard let input = await nextInput() else { continue }
+                switch take(input, group: &group) {
+                case .runFinished(let token) where token == run.token:
+                    let made = run.results
+                    for offset in made.indices { results[start + offset] = made[offset] }
+                    start = calls.count
+                    break waiting
+                case .deadlinePassed:
+                    guard let (position, startedAt) = run.handOverIfOverdue(now: .now) else { continue }
+                    let made = run.results
+                    for offset in 0..<position { results[start + offset] = made[offset] }
+                    results[start + position] = .overran(calls[start + position].deadline)
+                    services[owners[start + position]].isBusy = true
+                    services[owners[start + position]].busySince = (startedAt, calls[start + position].hook.name)
+                    isHealthCheckDue = true
+                    start = stopsAtFailure ? calls.count : start + position + 1
+                    break waiting
+                case .runFinished, .nothing:
+                    continue
+                }
+            }
+        }
+        return results
+    }
+
+    /// Waits until a busy service made every call queued behind its late hook (the last of them
+    /// its `willTerminate`), or `instant` passes.
+    mutating func waitUntilFree(_ index: Int, until instant: ContinuousClock.Instant, deadline: Duration, group: inout DiscardingTaskGroup) async -> HookResult {
+        while services[index].isBusy {
+            if isCancelled { return .abandoned }
+            armTimer(at: instant)
+            guard let input = await nextInput() else { continue }
+            if case .deadlinePassed = take(input, group: &group), ContinuousClock.now >= instant, services[index].isBusy {
+                return .overran(deadline)
+            }
+        }
+        return .returned(true)
+    }
+
+    /// A late hook returned: its service runs what queued behind it, then is free again.
+    mutating func lateAnswer(_ serviceID: Int, _ hook: String, _ result: HookResult, group: inout DiscardingTaskGroup) {
+        guard let index = services.firstIndex(where: { $0.id == serviceID }) else { return }
+        logLate(services[index].name, hook, result)
+        runBacklog(index, group: &group)
+    }
+
+    /// Starts the calls queued behind a late hook, or frees the service when there are none.
+    mutating func runBacklog(_ index: Int, group: inout DiscardingTaskGroup) {
+        isHealthCheckDue = true
+        guard !services[index].backlog.isEmpty else {
+            services[index].isBusy = false
+            services[index].busySince = nil
+            return
+        }
+        services[index].busySince = (.now, services[index].backlog[0].hook.name)
+        nextToken += 1
+        let run = HookRun(token: nextToken, calls: services[index].backlog)
+        services[index].backlog = []
+        backlogRuns[run.token] = (services[index].id, run)
+        let answers = host.input
+        group.addTask { await run.perform(answers: answers) }
+    }
+
+    /// A run of queued calls ended; what they did is logged, and the service is free unless
+    /// more calls queued meanwhile.
+    mutating func backlogFinished(_ token: Int, group: inout DiscardingTaskGroup) {
+        guard let (serviceID, run) = backlogRuns.removeValue(forKey: token) else { return }
+        for (call, result) in zip(run.calls, run.results) { logLate(call.application.serviceName, call.hook.name, result) }
+        guard let index = services.firstIndex(where: { $0.id == serviceID }) else { return }
+        runBacklog(index, group: &group)
+    }
+
+    func logLate(_ service: String, _ hook: String, _ result: HookResult) {
+        if case .threw(let error) = result {
+            logger.error("\(service) threw in \(hook) (it ran late): \(error)", metadata: ["service": "\(service)"])
+        } else {
+            logger.info("\(service) finished \(hook) late", metadata: ["service": "\(service)"])
+        }
+    }
+
+    /// Logs and records what went wrong in one hook.
+    mutating func record(_ result: HookResult, of event: LifecycleEvent, at index: Int, overruns: inout [Overrun], failures: inout [String: String]) {
+        let name = services[index].name
+        switch result {
+        case .returned, .skipped, .abandoned:
+            return
+        case .deferred:
+            logger.warning("\(name) is still in an earlier hook; \(event.hookName) queued behind it", metadata: ["service": "\(name)", "event": "\(event.name)"])
+        case .threw(let error):
+            failures[name] = error
+            services[index].health.lastError = error
+            logger.error("\(name) threw in \(event.hookName): \(error)", metadata: ["service": "\(name)", "event": "\(event.name)"])
+        case .overran(let deadline):
+            let overrun = Overrun(service: name, hook: event.hookName, deadline: deadline)
+            overruns.append(overrun)
+            services[index].health.lastOverrun = overrun
+            lastOverrun = overrun
+            services[index].context.metrics.countOverrun()
+            logger.warning("\(overrun)", metadata: ["service": "\(name)", "event": "\(event.name)", "deadline": "\(deadline.configText)"])
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import Logging
+import ServiceContextModule
+
+/// The services: built from descriptors, their run loops started and retired.
+extension HostLoop {
+    /// Builds the service (a factory that throws leaves it disabled).
+    mutating func makeService(_ descriptor: ServiceDescriptor, instance: (any ApplicationService)? = nil) -> ServiceSlot {
+        var problem: String?
+        let service: any ApplicationService
+        if let instance {
+            service = instance
+        } else {
+            do {
+                service = try descriptor.makeService()
+            } catch {
+                service = UnbuildableService()
+                problem = "\(error)"
+            }
+        }
+        nextServiceID += 1
+        var logger = self.logger
+        logger[metadataKey: "service"] = .string(descriptor.name)
+        // What it kept last: from the previous run at the launch, the newest bytes when a
+        // reload adds it again or restarts it (its old instance's willTerminate included).
+        takeStagedRestorableState()
+        var options = launchOptions
+        options?.restoredState = restorable.services[descriptor.name]
+        let staged = StagedRestorableState()
+        let host = self.host
+        var keep: (@Sendable ([UInt8]) -> Void)?
+        if configuration.restorableState != nil {
+            keep = { host.stageRestorableState($0, in: staged) }
+        }
+        let reportedHealth = ReportedHealth()
+        let hookDeadline = descriptor.deadline ?? configuration.hookDeadline
+        var hosted = ServiceSlot(
+            id: nextServiceID,
+            descriptor: descriptor,
+            service: service,
+            logger: logger,
+            health: ServiceHealth(name: descriptor.name, isRequired: descriptor.isRequired, condition: .healthy),
+            hookDeadline: hookDeadline,
+            launchDeadline: descriptor.launchDeadline ?? configuration.launchDeadline,
+            stallLimit: stallLimit(hookDeadline: hookDeadline),
+            reportedHealth: reportedHealth,
+            context: ApplicationHandle.Context(
+                serviceName: descriptor.name, logger: logger, configuration: descriptor.configuration, bus: bus,
+                launchOptions: options, stateDirectory: configuration.stateDirectory, keepRestorableState: keep,
+                reportHealth: { host.healthReported($0, in: reportedHealth) },
+                metrics: ServiceMetrics(serviceName: descriptor.name, factory: host.metrics.factory),
+                sharedState: host.sharedState
+            ),
+            stagedState: staged
+        )
+        if let problem { hosted.disable(reason: problem) }
+        return hosted
+    }
+
+    /// Starts the service's `run(_:)` in a child task; what it does before it first suspends
+    /// (subscribing to the bus) is done when this returns.
+    mutating func startRunLoop(_ index: Int, group: inout DiscardingTaskGroup) {
+        let (stop, stopper) = AsyncStream<Never>.makeStream()
+        services[index].runLoopStop = stopper
+        let service = services[index].service
+        let application = application(for: index)
+        // A run loop outlives the request that started it: it runs in no request's context.
+        ServiceContext.withValue(nil) {
+            group.addImmediateTask { await ServiceSlot.runLoop(of: service, application, until: stop) }
+        }
+    }
+
+    /// The service gets no further calls; its run loop is cancelled.
+    mutating func retire(_ index: Int) {
+        services[index].runLoopStop?.finish()
+        services[index].runLoopStop = nil
+    }
+
+    /// Replaces the service list (after launch, rollback or reload).
+    mutating func setServices(_ newServices: [ServiceSlot]) {
+        services = newServices
+        host.publish(status: status)
+    }
+
+    /// A service's stall limit: the host's, else three times its hook deadline; never shorter
+    /// than that deadline.
+    func stallLimit(hookDeadline: Duration) -> Duration {
+        max(configuration.stallLimit ?? hookDeadline * 3, hookDeadline)
+    }
+
+    /// Finds why the host is unhealthy now, if it is: the first required service (registration
+    /// order) stuck in one hook past its stall limit, or that reported itself unhealthy. Logs a
+    /// change, and arms a wake for the next stall limit a busy service can reach.
+    mutating func checkHealth() {
+        isHealthCheckDue = false
+        let now = ContinuousClock.now
+        var problem: String?
+        var nextStall: ContinuousClock.Instant?
+        for service in services where service.descriptor.isRequired && service.health.isEnabled {
+            if service.isBusy, let busy = service.busySince {
+                if now - busy.instant >= service.stallLimit {
+                    problem = problem ?? "\(service.name) stuck in \(busy.hook) for more than \(service.stallLimit.configText)"
+                } else {
+                    nextStall = min(nextStall ?? busy.instant + service.stallLimit, busy.instant + service.stallLimit)
+                }
+            }
+            if let report = service.healthReport { problem = problem ?? "\(service.name) reports: \(report)" }
+        }
+        if let nextStall { armTimer(at: nextStall) }
+        guard problem != healthProblem else { return }
+        if let problem {
+            logger.error("unhealthy: \(problem)", metadata: ["health": "\(problem)"])
+        } else {
+            logger.notice("healthy again (was: \(healthProblem ?? ""))")
+        }
+        healthProblem = problem
+    }
+}
