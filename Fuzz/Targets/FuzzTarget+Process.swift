@@ -40,16 +40,16 @@ extension FuzzTarget {
         for (argument, original) in zip(arguments, raw) {
             precondition(RawPath.bytes(argument) == original, "command line: an argument does not keep its bytes")
         }
-        let command: DaemonCommand
+        let command: Invocation
         do {
-            command = try DaemonCommand.parse(arguments)
+            command = try Invocation.parse(arguments)
         } catch {
             precondition(!error.message.isEmpty, "command line: a usage error without a message")
-            precondition(DaemonCommand.report(error, identity: .apphostd).contains(error.message), "command line: the report leaves out the error")
+            precondition(Invocation.report(error, identity: .apphostd).contains(error.message), "command line: the report leaves out the error")
             return
         }
         let spelled = canonicalArguments(command)
-        let again = try? DaemonCommand.parse(spelled)
+        let again = try? Invocation.parse(spelled)
         precondition(again == command, "command line: \(spelled) does not parse back to \(command)")
     }
 
@@ -70,7 +70,7 @@ extension FuzzTarget {
     }
 
     /// Options in the `--name=value` form, which takes any value.
-    private static func canonicalArguments(_ command: DaemonCommand) -> [String] {
+    private static func canonicalArguments(_ command: Invocation) -> [String] {
         func option(_ name: String, _ value: String?) -> [String] { value.map { ["--\(name)=\($0)"] } ?? [] }
         switch command {
         case .run(let config): return ["run"] + option("config", config)

@@ -31,11 +31,11 @@ public enum ApphostdCommand {
 
     /// Runs the command line `arguments` (without the program name); returns the exit status.
     static func run(_ arguments: [String]) -> ExitStatus {
-        let command: DaemonCommand
+        let command: Invocation
         do {
-            command = try DaemonCommand.parse(arguments)
+            command = try Invocation.parse(arguments)
         } catch {
-            StandardError.write(DaemonCommand.report(error, identity: identity()))
+            StandardError.write(Invocation.report(error, identity: identity()))
             return .usage
         }
         switch command {
@@ -52,7 +52,7 @@ public enum ApphostdCommand {
         case .recordExit(let config, let stateDirectory):
             return RecordExitCommand(config: config, stateDirectory: stateDirectory, environment: ProcessEnvironment.current).run()
         case .help(let subcommand):
-            print(DaemonCommand.help(for: subcommand, identity: identity()), terminator: "")
+            print(Invocation.help(for: subcommand, identity: identity()), terminator: "")
             return .clean
         case .version:
             print(identity().version)

@@ -70,7 +70,7 @@ struct Daemon: Sendable {
         // The figures, for node_exporter's textfile collector: the host's, the built-in
         // services', and a user's own services' through swift-metrics' global factory.
         let metrics = configuration.metrics.textfile.map {
-            MetricsTextfile(path: $0, daemon: configuration.metrics.daemonLabel, logger: logger)
+            MetricsTextfileEdge(path: $0, daemon: configuration.metrics.daemonLabel, logger: logger)
         }
         if let metrics {
             Self.bootstrapMetricsOnce(metrics.factory)
@@ -96,15 +96,15 @@ struct Daemon: Sendable {
             logger.warning("watchdog off: $WATCHDOG_USEC=\(environment["WATCHDOG_USEC"] ?? "") $WATCHDOG_PID=\(environment["WATCHDOG_PID"] ?? "") are not what systemd sets (\(error)); no pings are sent")
             watchdog = nil
         }
-        let reporter = SystemdNotifyService(host: host, notifier: notifier, reloadStatus: "reloading \(configPath)", triggersWatchdog: watchdog != nil)
+        let reporter = SystemdNotifyEdge(host: host, notifier: notifier, reloadStatus: "reloading \(configPath)", triggersWatchdog: watchdog != nil)
         let reloader = Reloader(configPath: configPath, loader: loader, registry: registry, logger: logger, recorder: ReloadRecorder(stateDirectory: configuration.stateDirectory), metrics: configuration.metrics)
         // One thread for the OS edge's poll loops: the signal reader and the memory-pressure
         // watcher (each thread costs a stack, a malloc arena and a start).
-        let signals: LifecycleSignalService
+        let signals: LifecycleSignalEdge
         let edge: EdgeEventLoop
         do {
             edge = try EdgeEventLoop(name: "apphost-edge")
-            signals = try LifecycleSignalService(host: host, logger: logger, on: edge) { await reloader.reload(host: $0) }
+            signals = try LifecycleSignalEdge(host: host, logger: logger, on: edge) { await reloader.reload(host: $0) }
         } catch {
             logger.critical("cannot read signals: \(error)")
             notifier.status("cannot read signals: \(error)")
@@ -112,7 +112,7 @@ struct Daemon: Sendable {
         }
         defer { edge.close() }
         let pressure = configuration.memoryPressure.enabled
-            ? MemoryPressureService(host: host, environment: environment, thresholds: configuration.memoryPressure.thresholds, logger: logger, on: edge)
+            ? MemoryPressureEdge(host: host, environment: environment, thresholds: configuration.memoryPressure.thresholds, logger: logger, on: edge)
             : nil
         if let watchdog, watchdog.isBelowFloor {
             logger.warning("watchdog: \(watchdog.summary)")
@@ -141,11 +141,11 @@ struct Daemon: Sendable {
             .init(service: restorable.writer, serviceName: "restorable-state"),
             .init(service: host, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "host"),
             .init(service: signals, serviceName: "signals"),
-            .init(service: WatchdogService(host: host, settings: watchdog, notifier: notifier), serviceName: "watchdog"),
+            .init(service: WatchdogEdge(host: host, settings: watchdog, notifier: notifier), serviceName: "watchdog"),
         ]
         if let pressure { services.append(.init(service: pressure, serviceName: "memory-pressure")) }
         // systemctl service-log-level / service-log-target, through the unit's BusName=.
-        let logControl = LogControlService(busName: LogControlService.busName(commandName: identity.commandName), identifier: identity.commandName, logger: logger, on: edge) {
+        let logControl = LogControlEdge(busName: LogControlEdge.busName(commandName: identity.commandName), identifier: identity.commandName, logger: logger, on: edge) {
             // After the launch: the bus's connection and name stay off the way to READY=1.
             _ = try? await host.launched()
         }

@@ -70,7 +70,7 @@ struct RecordExitCommand {
                 .load(path: config).metrics.textfile
         else { return }
         do {
-            if try MetricsTextfile.markNotRunning(path: path) {
+            if try MetricsTextfileEdge.markNotRunning(path: path) {
                 logger.info("record-exit: \(path) says notRunning")
             }
         } catch {

@@ -20,7 +20,7 @@ extension ApplicationHandle {
     ///     nil for `reportHealthy()`.
     public static func testing(
         serviceName: String = "service",
-        configuration: ServiceConfiguration = .empty,
+        configuration: ServiceSection = .empty,
         state: ApplicationState = .active,
         launchOptions: LaunchOptions? = .testing(),
         isSessionLocked: Bool = false,

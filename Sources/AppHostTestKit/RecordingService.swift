@@ -59,7 +59,7 @@ struct RecordingService: ApplicationService {
         try await wrapped.applicationWillTerminate(application)
     }
 
-    func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+    func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceSection) async throws -> ConfigurationUpdate {
         record(application, .didUpdateConfiguration)
         return try await wrapped.application(application, didUpdateConfiguration: configuration)
     }

@@ -15,29 +15,29 @@ struct ApphostdCommandTests {
         ] as [([String], String?)]
     )
     func runReadsConfig(arguments: [String], config: String?) throws {
-        #expect(try DaemonCommand.parse(arguments) == .run(config: config))
+        #expect(try Invocation.parse(arguments) == .run(config: config))
     }
 
     @Test("the other subcommands, help and version")
     func otherCommands() throws {
-        #expect(try DaemonCommand.parse(["check"]) == .check(config: nil))
-        #expect(try DaemonCommand.parse(["check", "-c", "a.yaml"]) == .check(config: "a.yaml"))
-        #expect(try DaemonCommand.parse(["services"]) == .services)
-        #expect(try DaemonCommand.parse(["analytics", "--json"]) == .analytics(json: true, config: nil, stateDirectory: nil))
-        #expect(try DaemonCommand.parse(["analytics", "--state-directory", "/s", "--config=c.yaml"]) == .analytics(json: false, config: "c.yaml", stateDirectory: "/s"))
-        #expect(try DaemonCommand.parse(["--help"]) == .help(nil))
-        #expect(try DaemonCommand.parse(["-h"]) == .help(nil))
-        #expect(try DaemonCommand.parse(["help"]) == .help(nil))
-        #expect(try DaemonCommand.parse(["help", "check"]) == .help(.check))
-        #expect(try DaemonCommand.parse(["run", "--help"]) == .help(.run))
-        #expect(try DaemonCommand.parse(["analytics", "--json", "-h"]) == .help(.analytics))
-        #expect(try DaemonCommand.parse(["--version"]) == .version)
+        #expect(try Invocation.parse(["check"]) == .check(config: nil))
+        #expect(try Invocation.parse(["check", "-c", "a.yaml"]) == .check(config: "a.yaml"))
+        #expect(try Invocation.parse(["services"]) == .services)
+        #expect(try Invocation.parse(["analytics", "--json"]) == .analytics(json: true, config: nil, stateDirectory: nil))
+        #expect(try Invocation.parse(["analytics", "--state-directory", "/s", "--config=c.yaml"]) == .analytics(json: false, config: "c.yaml", stateDirectory: "/s"))
+        #expect(try Invocation.parse(["--help"]) == .help(nil))
+        #expect(try Invocation.parse(["-h"]) == .help(nil))
+        #expect(try Invocation.parse(["help"]) == .help(nil))
+        #expect(try Invocation.parse(["help", "check"]) == .help(.check))
+        #expect(try Invocation.parse(["run", "--help"]) == .help(.run))
+        #expect(try Invocation.parse(["analytics", "--json", "-h"]) == .help(.analytics))
+        #expect(try Invocation.parse(["--version"]) == .version)
     }
 
     @Test(
         "a wrong command line says what is wrong and which usage applies",
         arguments: [
-            (["--config"], "--config needs a value: --config <file>", DaemonCommand.Subcommand.run),
+            (["--config"], "--config needs a value: --config <file>", Invocation.Subcommand.run),
             (["run", "--config"], "--config needs a value: --config <file>", .run),
             (["--config="], "--config needs a value: --config <file>", .run),
             (["-c", ""], "-c needs a value: --config <file>", .run),
@@ -52,18 +52,18 @@ struct ApphostdCommandTests {
             (["analytics", "--json=yes"], "--json takes no value", .analytics),
             (["check", "--version"], "unknown option '--version' for check", .check),
             (["help", "nope"], "unknown subcommand 'nope' (subcommands: run, check, reload, services, analytics, record-exit)", nil),
-        ] as [([String], String, DaemonCommand.Subcommand?)]
+        ] as [([String], String, Invocation.Subcommand?)]
     )
-    func usageErrors(arguments: [String], message: String, subcommand: DaemonCommand.Subcommand?) {
-        #expect(throws: DaemonCommand.UsageError(message: message, subcommand: subcommand)) {
-            try DaemonCommand.parse(arguments)
+    func usageErrors(arguments: [String], message: String, subcommand: Invocation.Subcommand?) {
+        #expect(throws: Invocation.UsageError(message: message, subcommand: subcommand)) {
+            try Invocation.parse(arguments)
         }
     }
 
     @Test("a usage error exits 64 with the usage line")
     func usageErrorExits64() {
         #expect(ApphostdCommand.run(["--cnfig", "a.yaml"]) == .usage)
-        let report = DaemonCommand.report(DaemonCommand.UsageError(message: "--config is given twice", subcommand: .check), identity: .apphostd)
+        let report = Invocation.report(Invocation.UsageError(message: "--config is given twice", subcommand: .check), identity: .apphostd)
         #expect(report == """
             apphostd: error: --config is given twice
             Usage: apphostd check [--config <file>]
@@ -74,16 +74,16 @@ struct ApphostdCommandTests {
 
     @Test("help lists every subcommand and option, the signals and the exit codes")
     func helpText() {
-        let root = DaemonCommand.help(for: nil, identity: .apphostd)
+        let root = Invocation.help(for: nil, identity: .apphostd)
         #expect(root.hasPrefix("OVERVIEW: Hosts pluggable application services"))
         #expect(root.contains("USAGE: apphostd [<subcommand>] [<options>]"))
-        for subcommand in DaemonCommand.Subcommand.allCases {
+        for subcommand in Invocation.Subcommand.allCases {
             #expect(root.contains("  \(subcommand.rawValue)"), "\(subcommand) is listed")
         }
         #expect(root.contains("run (default)"))
         #expect(root.contains("SIGRTMIN+1       enter background"))
         #expect(root.contains("64 wrong command line"))
-        let analytics = DaemonCommand.help(for: .analytics, identity: .apphostd)
+        let analytics = Invocation.help(for: .analytics, identity: .apphostd)
         #expect(analytics.contains("USAGE: apphostd analytics [--json] [--config <file>] [--state-directory <directory>]"))
         #expect(analytics.contains("  -c, --config <file>     The config file"))
         #expect(analytics.contains("  --state-directory <directory>\n"), "a long option's help goes on the next line")
@@ -95,15 +95,15 @@ struct ApphostdCommandTests {
         #expect(identity.defaultConfigPath == "/etc/kiosk-agent/kiosk-agent.yaml")
         #expect(identity.configVariable == "KIOSK_AGENT_CONFIG")
         #expect(identity.stateDirectoryName == "kiosk-agent")
-        let root = DaemonCommand.help(for: nil, identity: identity)
+        let root = Invocation.help(for: nil, identity: identity)
         #expect(root.hasPrefix("OVERVIEW: Runs the kiosk's services.\n"))
         #expect(root.contains("USAGE: kiosk-agent [<subcommand>] [<options>]"))
         #expect(root.contains("systemctl kill -s SIGNAL kiosk-agent"))
         #expect(!root.contains("apphostd"))
-        let check = DaemonCommand.help(for: .check, identity: identity)
+        let check = Invocation.help(for: .check, identity: identity)
         #expect(check.contains("The config file (default: $KIOSK_AGENT_CONFIG, else /etc/kiosk-agent/kiosk-agent.yaml)."))
         #expect(!check.contains("apphostd"))
-        let report = DaemonCommand.report(DaemonCommand.UsageError(message: "x", subcommand: nil), identity: identity)
+        let report = Invocation.report(Invocation.UsageError(message: "x", subcommand: nil), identity: identity)
         #expect(report.hasPrefix("kiosk-agent: error: x\n"))
         #expect(ConfigurationLoader.defaultStateDirectory(environment: ["HOME": "/home/k"], name: identity.stateDirectoryName) == "/home/k/.local/state/kiosk-agent")
         // Its own variable names its config; without one, its own default state directory.

@@ -10,7 +10,7 @@ struct CustomServiceTests {
     struct Heartbeat: ApplicationService {
         let interval: Duration
 
-        init(configuration: ServiceConfiguration) throws(ConfigurationError) {
+        init(configuration: ServiceSection) throws(ConfigurationError) {
             try configuration.requireOnlyKeys(["interval"])
             interval = try configuration.duration("interval") ?? .seconds(30)
         }

@@ -9,9 +9,9 @@ import Testing
 /// `apphostd record-exit`, as the unit's `ExecStopPost=` runs it.
 @Suite struct RecordExitCommandTests {
     @Test func itParsesAsASubcommandOfItsOwn() throws {
-        #expect(try DaemonCommand.parse(["record-exit"]) == .recordExit(config: nil, stateDirectory: nil))
-        #expect(try DaemonCommand.parse(["record-exit", "--config", "/etc/a.yaml", "--state-directory=/s"]) == .recordExit(config: "/etc/a.yaml", stateDirectory: "/s"))
-        #expect(DaemonCommand.help(for: nil, identity: .apphostd).contains("record-exit"))
+        #expect(try Invocation.parse(["record-exit"]) == .recordExit(config: nil, stateDirectory: nil))
+        #expect(try Invocation.parse(["record-exit", "--config", "/etc/a.yaml", "--state-directory=/s"]) == .recordExit(config: "/etc/a.yaml", stateDirectory: "/s"))
+        #expect(Invocation.help(for: nil, identity: .apphostd).contains("record-exit"))
     }
 
     func run(_ environment: [String: String], in directory: String) -> AppHostDaemon.ExitStatus {

@@ -24,7 +24,7 @@ struct CheckedService: ApplicationService {
     let level: String
     let count: Int
 
-    init(configuration: ServiceConfiguration) throws(ConfigurationError) {
+    init(configuration: ServiceSection) throws(ConfigurationError) {
         try configuration.requireOnlyKeys(["level", "count"])
         level = try configuration.choice("level", of: ["low", "high"]) ?? "low"
         count = try configuration.int("count", in: 1...10) ?? 1

@@ -125,7 +125,7 @@ struct UnitFileTests {
         let unit = try String(contentsOfFile: Self.unitPath, encoding: .utf8).split(separator: "\n")
         let user = try #require(unit.first { $0.hasPrefix("User=") }?.dropFirst("User=".count))
         let busName = try #require(unit.first { $0.hasPrefix("BusName=") }?.dropFirst("BusName=".count))
-        #expect(busName == LogControlService.busName(commandName: "apphostd")[...])
+        #expect(busName == LogControlEdge.busName(commandName: "apphostd")[...])
         let policy = try String(contentsOfFile: PackagePaths.root + "/deploy/dbus/\(busName).conf", encoding: .utf8)
         let owners = policy.components(separatedBy: "<policy user=\"\(user)\">").dropFirst().map { $0.components(separatedBy: "</policy>")[0] }
         #expect(owners.contains { $0.contains("<allow own=\"\(busName)\"/>") }, "the policy does not let \(user) own \(busName)")

@@ -13,7 +13,7 @@ struct AnalyticsMetricsTests {
     private func run(in directory: String, _ body: (PluggableApplicationHost) async throws -> Void = { _ in }) async throws -> [String: String] {
         let registry = PrometheusCollectorRegistry()
         let host = try PluggableApplicationHost(
-            services: [ServiceDescriptor(name: "analytics", service: try AnalyticsService(configuration: ServiceConfiguration([:])))],
+            services: [ServiceDescriptor(name: "analytics", service: try AnalyticsService(configuration: ServiceSection([:])))],
             configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state", metricsFactory: PrometheusMetricsFactory(registry: registry))
         )
         try await host.withRunning {

@@ -18,7 +18,7 @@ import Testing
             launchState: LaunchStateFiles(directory: state), stateDirectory: state
         )
         // A long interval: only the hooks flush during the test.
-        let analytics = try AnalyticsService(configuration: ServiceConfiguration(["flush-interval": .string("1h")]))
+        let analytics = try AnalyticsService(configuration: ServiceSection(["flush-interval": .string("1h")]))
         try await withTestHost([ServiceDescriptor(name: "analytics", service: analytics)], configuration: configuration) { host in
             try await host.launched()
             // Nothing pending before the deletion, so no timer flush can find it first.

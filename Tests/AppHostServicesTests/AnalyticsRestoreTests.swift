@@ -28,7 +28,7 @@ struct AnalyticsRestoreTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let storage = InMemoryRestorableStateStorage()
-        let first = try AnalyticsService(configuration: ServiceConfiguration(["flush-interval": .string("1h")]))
+        let first = try AnalyticsService(configuration: ServiceSection(["flush-interval": .string("1h")]))
         try await Self.runAndKill(first, directory: directory, storage: storage) { host in
             // The launch record is flushed by the run loop; the lock and unlock wait for the
             // next flush, an hour away.
@@ -51,7 +51,7 @@ struct AnalyticsRestoreTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let storage = InMemoryRestorableStateStorage()
-        let first = try AnalyticsService(configuration: ServiceConfiguration(["flush-interval": .string("1h")]))
+        let first = try AnalyticsService(configuration: ServiceSection(["flush-interval": .string("1h")]))
         try await Self.runAndKill(first, directory: directory, storage: storage) { host in
             try await host.setSessionLocked(true)
         }

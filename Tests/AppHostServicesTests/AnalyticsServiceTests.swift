@@ -19,7 +19,7 @@ func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async 
 @Suite("analytics")
 struct AnalyticsServiceTests {
     static func service(_ settings: [String: SettingValue] = [:]) throws -> AnalyticsService {
-        try AnalyticsService(configuration: ServiceConfiguration(settings))
+        try AnalyticsService(configuration: ServiceSection(settings))
     }
 
     @Test func countsACycleAndTheNextLaunches() async throws {
@@ -316,7 +316,7 @@ struct AnalyticsServiceTests {
     ])
     func rejectsBadSettings(settings: [String: SettingValue], key: String) {
         let error = #expect(throws: ConfigurationError.self) {
-            try AnalyticsService(configuration: ServiceConfiguration(settings, keyPath: "services[0].settings"))
+            try AnalyticsService(configuration: ServiceSection(settings, keyPath: "services[0].settings"))
         }
         #expect(error?.keyPath == "services[0].settings.\(key)")
     }

@@ -34,11 +34,11 @@ final class SignalsBlockedExecutor: TaskExecutor {
 @Suite("exec")
 struct ExecServiceTests {
     static func descriptor(_ name: String, _ settings: [String: SettingValue], isRequired: Bool = true) -> ServiceDescriptor {
-        ServiceDescriptor(name: name, type: ExecService.typeName, isRequired: isRequired, configuration: ServiceConfiguration(settings), registry: BuiltinServices.registry())
+        ServiceDescriptor(name: name, type: ExecService.typeName, isRequired: isRequired, configuration: ServiceSection(settings), registry: BuiltinServices.registry())
     }
 
     static func settings(_ arguments: [String], timeout: Duration = .seconds(5)) throws -> ExecService.Settings {
-        var settings = try ExecService.parse(ServiceConfiguration(["on": .array([.string("willTerminate")]), "run": .array(arguments.map(SettingValue.string))]))
+        var settings = try ExecService.parse(ServiceSection(["on": .array([.string("willTerminate")]), "run": .array(arguments.map(SettingValue.string))]))
         settings.timeout = timeout
         return settings
     }
@@ -264,7 +264,7 @@ struct ExecServiceTests {
     ])
     func rejectsBadSettings(settings: [String: SettingValue], key: String) {
         let error = #expect(throws: ConfigurationError.self) {
-            try ExecService(configuration: ServiceConfiguration(settings, keyPath: "services[0].settings"))
+            try ExecService(configuration: ServiceSection(settings, keyPath: "services[0].settings"))
         }
         #expect(error?.keyPath == "services[0].settings.\(key)")
     }

@@ -24,7 +24,7 @@ import Testing
     func auditRecordsFollowTheirHooks() async throws {
         let logs = CapturedLogs()
         let services = [
-            ServiceDescriptor(name: "logger", service: try LoggerService(configuration: ServiceConfiguration())),
+            ServiceDescriptor(name: "logger", service: try LoggerService(configuration: ServiceSection())),
             ServiceDescriptor(name: "a", service: Chatty(name: "a")),
             ServiceDescriptor(name: "b", service: Chatty(name: "b")),
         ]

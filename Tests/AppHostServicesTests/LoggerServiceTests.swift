@@ -11,7 +11,7 @@ import Testing
 @Suite("logger")
 struct LoggerServiceTests {
     static func descriptor(_ settings: [String: SettingValue] = [:]) -> ServiceDescriptor {
-        ServiceDescriptor(name: "logger", type: LoggerService.typeName, isRequired: true, configuration: ServiceConfiguration(settings), registry: BuiltinServices.registry())
+        ServiceDescriptor(name: "logger", type: LoggerService.typeName, isRequired: true, configuration: ServiceSection(settings), registry: BuiltinServices.registry())
     }
 
     /// Runs a host with a logger and a slow probe through a full cycle and returns the audit records.
@@ -115,7 +115,7 @@ struct LoggerServiceTests {
     ])
     func rejectsBadSettings(settings: [String: SettingValue], key: String) {
         let error = #expect(throws: ConfigurationError.self) {
-            try LoggerService(configuration: ServiceConfiguration(settings, keyPath: "services[0].settings"))
+            try LoggerService(configuration: ServiceSection(settings, keyPath: "services[0].settings"))
         }
         #expect(error?.keyPath == "services[0].settings.\(key)")
     }

@@ -6,8 +6,8 @@ import AppHostTestKit
 import Testing
 
 @Suite struct NotificationServiceTests {
-    static func settings(on: [String], sinks: [String] = ["journal"], window: String = "10s", appName: String = "apphostd") -> ServiceConfiguration {
-        ServiceConfiguration([
+    static func settings(on: [String], sinks: [String] = ["journal"], window: String = "10s", appName: String = "apphostd") -> ServiceSection {
+        ServiceSection([
             "on": .array(on.map { .string($0) }),
             "sinks": .array(sinks.map { .string($0) }),
             "coalesce-window": .string(window),
@@ -108,12 +108,12 @@ import Testing
     }
 
     @Test func settingsAreValidatedStrictly() {
-        #expect(throws: ConfigurationError.self) { try NotificationService(configuration: ServiceConfiguration(["on": .array([.string("didExplode")])])) }
-        #expect(throws: ConfigurationError.self) { try NotificationService(configuration: ServiceConfiguration(["on": .array([.string("willTerminate")])])) }
-        #expect(throws: ConfigurationError.self) { try NotificationService(configuration: ServiceConfiguration(["sinks": .array([.string("pager")])])) }
-        #expect(throws: ConfigurationError.self) { try NotificationService(configuration: ServiceConfiguration(["sinks": .array([])])) }
-        #expect(throws: ConfigurationError.self) { try NotificationService(configuration: ServiceConfiguration(["coalesce-window": .string("often")])) }
-        #expect(throws: ConfigurationError.self) { try NotificationService(configuration: ServiceConfiguration(["colour": .string("red")])) }
+        #expect(throws: ConfigurationError.self) { try NotificationService(configuration: ServiceSection(["on": .array([.string("didExplode")])])) }
+        #expect(throws: ConfigurationError.self) { try NotificationService(configuration: ServiceSection(["on": .array([.string("willTerminate")])])) }
+        #expect(throws: ConfigurationError.self) { try NotificationService(configuration: ServiceSection(["sinks": .array([.string("pager")])])) }
+        #expect(throws: ConfigurationError.self) { try NotificationService(configuration: ServiceSection(["sinks": .array([])])) }
+        #expect(throws: ConfigurationError.self) { try NotificationService(configuration: ServiceSection(["coalesce-window": .string("often")])) }
+        #expect(throws: ConfigurationError.self) { try NotificationService(configuration: ServiceSection(["colour": .string("red")])) }
         let defaults = try? NotificationService(configuration: .empty)
         #expect(defaults?.sinkNames == ["journal"])
         #expect(defaults?.coalesceWindow == .seconds(10))

@@ -32,7 +32,7 @@ func readLines(_ path: String) -> [String] {
 }
 
 func probeDescriptor(_ name: String, _ settings: [String: SettingValue], isRequired: Bool = true) -> ServiceDescriptor {
-    ServiceDescriptor(name: name, type: ProbeService.typeName, isRequired: isRequired, configuration: ServiceConfiguration(settings), registry: BuiltinServices.registry())
+    ServiceDescriptor(name: name, type: ProbeService.typeName, isRequired: isRequired, configuration: ServiceSection(settings), registry: BuiltinServices.registry())
 }
 
 @Suite("probe")
@@ -53,7 +53,7 @@ struct ProbeServiceTests {
             try await host.launched()
             #expect(logs.messages.contains("probe: restored 64 bytes of state"))
         }
-        #expect(throws: ConfigurationError.self) { try ProbeService.parse(ServiceConfiguration(["keep-state": .int(70000)])) }
+        #expect(throws: ConfigurationError.self) { try ProbeService.parse(ServiceSection(["keep-state": .int(70000)])) }
     }
 
     @Test func recordsEveryHookInOrder() async throws {
@@ -163,7 +163,7 @@ struct ProbeServiceTests {
     ])
     func rejectsBadSettings(settings: [String: SettingValue], key: String) throws {
         let error = #expect(throws: ConfigurationError.self) {
-            try ProbeService(configuration: ServiceConfiguration(settings, keyPath: "services[0].settings"))
+            try ProbeService(configuration: ServiceSection(settings, keyPath: "services[0].settings"))
         }
         #expect(error?.keyPath == "services[0].settings.\(key)")
     }

@@ -46,7 +46,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
 
 @Suite struct SessionLockServiceTests {
     private func lockService(_ settings: [String: SettingValue], environment: [String: String] = [:]) throws -> SessionLockService {
-        try SessionLockService(configuration: ServiceConfiguration(settings), environment: environment)
+        try SessionLockService(configuration: ServiceSection(settings), environment: environment)
     }
 
     @Test func locksOnBackgroundAndUnlocksOnForegroundWithTheSecretReRead() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// An embedding program's readiness: the launch's `READY=1` waits for its conditions. The host
-/// and its `SystemdNotifyService` run in the probe (sd_notify reads the process's
+/// and its `SystemdNotifyEdge` run in the probe (sd_notify reads the process's
 /// `$NOTIFY_SOCKET`), driven from here.
 @Suite struct ReadinessConditionTests {
     /// The next datagram, read on a thread of its own so no test pool thread blocks in recv.

@@ -135,7 +135,7 @@ import Testing
         try await withTestHost(before, configuration: Self.deadlines) { host in
             try await host.launched()
             var changedY = Self.service("y")
-            changedY.configuration = ServiceConfiguration(["k": .int(1)])
+            changedY.configuration = ServiceSection(["k": .int(1)])
             let report = try await host.reload(services(group: [changedY, Self.service("z")], mode: "remote"))
             #expect(report.added == ["sync/z", "backup/remote"])
             #expect(report.removed == ["backup/local", "sync/x"])

@@ -128,7 +128,7 @@ import Testing
     @Test("a launch's run makes no call after one that refused or overran; one that went on makes both")
     func launchRunStopsAtFailure() async {
         let application = ApplicationHandle(
-            serviceName: "s", logger: quietLogger, configuration: ServiceConfiguration([:]), bus: MessageBus(),
+            serviceName: "s", logger: quietLogger, configuration: ServiceSection([:]), bus: MessageBus(),
             state: .notRunning, launchOptions: nil, isSessionLocked: false, stateDirectory: nil, serviceCount: 1
         )
         let options = LaunchOptions(kind: .firstLaunch, launchCount: 1, installationID: .init(), previousExit: .none)
@@ -156,7 +156,7 @@ import Testing
     @Test("a call that answers after its deadline counts as overrun even when no timer woke the host in time")
     func lateAnswerWithoutATimerWakeIsAnOverrun() async {
         let application = ApplicationHandle(
-            serviceName: "blocking", logger: quietLogger, configuration: ServiceConfiguration([:]), bus: MessageBus(),
+            serviceName: "blocking", logger: quietLogger, configuration: ServiceSection([:]), bus: MessageBus(),
             state: .inactive, launchOptions: nil, isSessionLocked: false, stateDirectory: nil, serviceCount: 1
         )
         let slow = HookCall(serviceID: 1, service: BlockingService(blockFor: .milliseconds(60)), hook: .event(.didEnterBackground), application: application, deadline: .milliseconds(10))

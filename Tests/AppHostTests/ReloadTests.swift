@@ -7,7 +7,7 @@ import Testing
     /// A descriptor whose factory records `name:made` each time it builds an instance; the
     /// instance built as the n-th one of any name records its events as `name#n`.
     func entry(_ name: String, _ journal: Journal, settings: [String: SettingValue] = [:], answer: ConfigurationUpdate = .restartRequired, counter: Counter? = nil) -> ServiceDescriptor {
-        ServiceDescriptor(name: name, configuration: ServiceConfiguration(settings)) {
+        ServiceDescriptor(name: name, configuration: ServiceSection(settings)) {
             journal.record("\(name):made")
             let label = counter.map { counter in "\(name)#\(counter.next())" } ?? name
             return Recorder(name: label, journal: journal, configurationAnswer: answer)
@@ -93,7 +93,7 @@ import Testing
             try await host.launched()
             _ = journal.drain()
             let statusBefore = host.status
-            let broken = ServiceDescriptor(name: "c", configuration: ServiceConfiguration(keyPath: "services[2].settings", file: "/etc/x.yaml")) {
+            let broken = ServiceDescriptor(name: "c", configuration: ServiceSection(keyPath: "services[2].settings", file: "/etc/x.yaml")) {
                 throw TestError(description: "cannot open /nowhere")
             }
             let error = await #expect(throws: InvalidConfiguration.self) {

@@ -2,7 +2,7 @@ import AppHost
 import Testing
 
 @Suite struct ServiceConfigurationTests {
-    let settings = ServiceConfiguration(
+    let settings = ServiceSection(
         [
             "name": .string("probe"),
             "count": .int(3),
@@ -59,7 +59,7 @@ import Testing
     }
 
     @Test func unknownKeysAreRefused() throws {
-        let section = ServiceConfiguration(["record-to": .string("/tmp/x"), "fualts": .array([])], keyPath: "services[0].settings")
+        let section = ServiceSection(["record-to": .string("/tmp/x"), "fualts": .array([])], keyPath: "services[0].settings")
         let error = #expect(throws: ConfigurationError.self) { try section.requireOnlyKeys(["record-to", "faults"]) }
         #expect(error?.keyPath == "services[0].settings.fualts")
         #expect(error?.message == "unknown key")
@@ -69,7 +69,7 @@ import Testing
 
     @Test("every unknown key is reported, in file order, a near miss with the key it was meant to be")
     func everyUnknownKeyIsReported() {
-        let section = ServiceConfiguration(
+        let section = ServiceSection(
             ["levle": .string("debug"), "colour": .bool(true), "events": .array([])],
             keyPath: "services[0].settings", file: "a.yaml",
             lines: ["services[0].settings.levle": 4, "services[0].settings.colour": 3, "services[0].settings.events": 5]
@@ -115,7 +115,7 @@ import Testing
 
     @Test("settings written as Swift literals read like the same YAML")
     func literals() throws {
-        let settings: ServiceConfiguration = [
+        let settings: ServiceSection = [
             "interval": "1s", "count": 3, "ratio": 0.5, "enabled": true, "levels": ["warning", "critical"],
             "nested": ["key": nil],
         ]
@@ -127,6 +127,6 @@ import Testing
         #expect(settings.values["levels"] == .array([.string("warning"), .string("critical")]))
         #expect(settings.values["nested"] == .table(["key": .null]))
         #expect(settings.keyPath == "settings")
-        #expect(ServiceConfiguration() == .empty)
+        #expect(ServiceSection() == .empty)
     }
 }

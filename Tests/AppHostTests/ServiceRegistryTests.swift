@@ -20,7 +20,7 @@ import Testing
 
     @Test func unknownTypeListsKnownNames() {
         let error = #expect(throws: ConfigurationError.self) {
-            try registry().makeService(type: "loger", configuration: ServiceConfiguration(file: "/etc/a.yaml"), keyPath: "services[0].type", line: 7)
+            try registry().makeService(type: "loger", configuration: ServiceSection(file: "/etc/a.yaml"), keyPath: "services[0].type", line: 7)
         }
         #expect(error?.message == "unknown service \"loger\"")
         #expect(error?.hint == "known services: analytics, flaky, logger")
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func factoryErrorsBecomeConfigurationErrors() {
-        let settings = ServiceConfiguration(["flush": .string("soon")], keyPath: "services[1].settings")
+        let settings = ServiceSection(["flush": .string("soon")], keyPath: "services[1].settings")
         let typed = #expect(throws: ConfigurationError.self) {
             try registry().makeService(type: "analytics", configuration: settings)
         }
@@ -36,7 +36,7 @@ import Testing
         #expect(typed?.message == "\"soon\" is not a duration")
 
         let other = #expect(throws: ConfigurationError.self) {
-            try registry().makeService(type: "flaky", configuration: ServiceConfiguration(keyPath: "services[2].settings"))
+            try registry().makeService(type: "flaky", configuration: ServiceSection(keyPath: "services[2].settings"))
         }
         #expect(other?.keyPath == "services[2].settings")
         #expect(other?.message == "disk on fire")
@@ -44,7 +44,7 @@ import Testing
 
     @Test func settingsFreeTypesRefuseKeys() {
         let error = #expect(throws: ConfigurationError.self) {
-            try registry().makeService(type: "logger", configuration: ServiceConfiguration(["level": .string("debug")]))
+            try registry().makeService(type: "logger", configuration: ServiceSection(["level": .string("debug")]))
         }
         #expect(error?.message == "unknown key")
         #expect(error?.keyPath == "settings.level")
@@ -59,7 +59,7 @@ import Testing
             try configuration.requireOnlyKeys(["interval", "jitter"])
             return Nothing()
         }
-        let settings = ServiceConfiguration(["intervall": .string("5s"), "mode": .string("fast"), "jitter": .string("1s")], keyPath: "services[0].settings")
+        let settings = ServiceSection(["intervall": .string("5s"), "mode": .string("fast"), "jitter": .string("1s")], keyPath: "services[0].settings")
         guard case .failure(let invalid) = registry.build(type: "timer", configuration: settings) else {
             Issue.record("built with two unknown keys")
             return
@@ -70,7 +70,7 @@ import Testing
         // The throwing API still names the first.
         let first = #expect(throws: ConfigurationError.self) { try registry.makeService(type: "timer", configuration: settings) }
         #expect(first?.keyPath == "services[0].settings.intervall")
-        #expect(try registry.makeService(type: "timer", configuration: ServiceConfiguration(["interval": .string("5s")])) is Nothing)
+        #expect(try registry.makeService(type: "timer", configuration: ServiceSection(["interval": .string("5s")])) is Nothing)
         #expect(factoryRuns.withLock { $0 } == 1)
     }
 
@@ -80,7 +80,7 @@ import Testing
         #expect(registry.entriesByName.last?.summary == "audit trail")
         #expect(registry.contains("logger"))
         #expect(!registry.contains("exec"))
-        #expect(try registry.makeService(type: "analytics", configuration: ServiceConfiguration(["flush": .string("5s")])) is Nothing)
+        #expect(try registry.makeService(type: "analytics", configuration: ServiceSection(["flush": .string("5s")])) is Nothing)
     }
 
     @Test func descriptorFromRegistryFailsLaunchWhenRequired() async throws {

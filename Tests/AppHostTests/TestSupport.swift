@@ -139,7 +139,7 @@ struct Recorder: ApplicationService {
     }
     func applicationWillTerminate(_ application: ApplicationHandle) async throws { await hook("willTerminate") }
 
-    func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+    func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceSection) async throws -> ConfigurationUpdate {
         await hook("didUpdateConfiguration")
         return configurationAnswer
     }

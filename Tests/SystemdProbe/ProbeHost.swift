@@ -3,7 +3,7 @@ import AppHostSystemd
 import Glibc
 import Logging
 
-/// A host with one service and its `SystemdNotifyService`, driven by lines on stdin.
+/// A host with one service and its `SystemdNotifyEdge`, driven by lines on stdin.
 struct ProbeHost {
     /// Never returns from `applicationDidEnterBackground` (until cancelled).
     struct Hangs: ApplicationService {
@@ -14,7 +14,7 @@ struct ProbeHost {
 
     /// Loses its database while it takes new settings.
     struct FailsOnUpdate: ApplicationService {
-        func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+        func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceSection) async throws -> ConfigurationUpdate {
             application.reportUnhealthy("database gone")
             return .applied
         }
@@ -47,7 +47,7 @@ struct ProbeHost {
     func descriptor(interval: String) -> ServiceDescriptor {
         switch service {
         case "hang": ServiceDescriptor(name: "hang", service: Hangs())
-        case "fails-on-update": ServiceDescriptor(name: "db", configuration: ServiceConfiguration(["interval": .string(interval)])) { FailsOnUpdate() }
+        case "fails-on-update": ServiceDescriptor(name: "db", configuration: ServiceSection(["interval": .string(interval)])) { FailsOnUpdate() }
         default: ServiceDescriptor(name: "idle", service: Idle())
         }
     }
@@ -58,7 +58,7 @@ struct ProbeHost {
         for condition in conditions where readyEarly.contains(condition.name) { condition.markReady() }
         do {
             let host = try PluggableApplicationHost(services: service == "none" ? [] : [descriptor(interval: "1s")], configuration: hostConfiguration, logger: logger)
-            let notify = SystemdNotifyService(host: host, notifier: SystemdNotifier(), waitingFor: conditions, triggersWatchdog: watchdog)
+            let notify = SystemdNotifyEdge(host: host, notifier: SystemdNotifier(), waitingFor: conditions, triggersWatchdog: watchdog)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await host.run() }
                 group.addTask { await notify.run() }

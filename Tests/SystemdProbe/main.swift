@@ -15,7 +15,7 @@ import Logging
 //   apphost-systemd-probe fd-store NAME FILE...  FileDescriptorStore's summary, then keeps the
 //                                             restorable state encoded in each FILE ("kept", or
 //                                             the error)
-//   apphost-systemd-probe host OPTION...      a host and its SystemdNotifyService, driven by
+//   apphost-systemd-probe host OPTION...      a host and its SystemdNotifyEdge, driven by
 //                                             lines on stdin (below); "ok" after each
 //
 // notify steps: ready:STATUS, status:TEXT, stopping:STATUS, reloading:STATUS, extend-ms:N,

@@ -12,7 +12,7 @@ public struct ServiceDescriptor: Sendable {
     /// The deadline of this service's launch hooks; nil uses the host's default.
     public var launchDeadline: Duration?
     /// The service's settings section.
-    public var configuration: ServiceConfiguration
+    public var configuration: ServiceSection
     /// Builds a fresh instance.
     public var makeService: @Sendable () throws -> any ApplicationService
     /// The services this entry groups, when it is a composite (`init(name:isRequired:composite:)`);
@@ -26,7 +26,7 @@ public struct ServiceDescriptor: Sendable {
         isRequired: Bool = true,
         deadline: Duration? = nil,
         launchDeadline: Duration? = nil,
-        configuration: ServiceConfiguration = .empty,
+        configuration: ServiceSection = .empty,
         makeService: @escaping @Sendable () throws -> any ApplicationService
     ) {
         self.name = name
@@ -56,7 +56,7 @@ public struct ServiceDescriptor: Sendable {
         isRequired: Bool,
         deadline: Duration? = nil,
         launchDeadline: Duration? = nil,
-        configuration: ServiceConfiguration,
+        configuration: ServiceSection,
         registry: ServiceRegistry
     ) {
         self.init(name: name, type: type, isRequired: isRequired, deadline: deadline, launchDeadline: launchDeadline, configuration: configuration) {

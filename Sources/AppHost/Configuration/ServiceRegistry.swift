@@ -2,7 +2,7 @@
 /// settings section. Users add their own types next to the built-in ones.
 public struct ServiceRegistry: Sendable {
     /// Builds a service from its validated settings; throws `ConfigurationError` for bad settings.
-    public typealias Factory = @Sendable (ServiceConfiguration) throws -> any ApplicationService
+    public typealias Factory = @Sendable (ServiceSection) throws -> any ApplicationService
 
     /// One registered type.
     public struct Entry: Sendable {
@@ -42,7 +42,7 @@ public struct ServiceRegistry: Sendable {
 
     /// Builds a `type` service from `configuration`.
     /// - Throws: `ConfigurationError` for an unknown type (naming the known ones) or bad settings.
-    public func makeService(type: String, configuration: ServiceConfiguration, keyPath: String = "type", line: Int? = nil) throws(ConfigurationError) -> any ApplicationService {
+    public func makeService(type: String, configuration: ServiceSection, keyPath: String = "type", line: Int? = nil) throws(ConfigurationError) -> any ApplicationService {
         switch build(type: type, configuration: configuration, keyPath: keyPath, line: line) {
         case .success(let service): return service
         case .failure(let invalid): throw invalid.errors[0]
@@ -51,7 +51,7 @@ public struct ServiceRegistry: Sendable {
 
     /// Builds a `type` service, or says everything wrong with its section: every unknown key
     /// (for a type registered with its `settingKeys`), else what the factory threw.
-    package func build(type: String, configuration: ServiceConfiguration, keyPath: String = "type", line: Int? = nil) -> Result<any ApplicationService, InvalidConfiguration> {
+    package func build(type: String, configuration: ServiceSection, keyPath: String = "type", line: Int? = nil) -> Result<any ApplicationService, InvalidConfiguration> {
         guard let entry = entries[type] else {
             return .failure(InvalidConfiguration(ConfigurationError(
                 file: configuration.file, line: line, keyPath: keyPath,

@@ -27,8 +27,8 @@ extension SettingValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Ex
     }
 }
 
-/// A settings section written as a literal: `let settings: ServiceConfiguration = ["interval": "1s"]`.
-extension ServiceConfiguration: ExpressibleByDictionaryLiteral {
+/// A settings section written as a literal: `let settings: ServiceSection = ["interval": "1s"]`.
+extension ServiceSection: ExpressibleByDictionaryLiteral {
     /// The section with these settings, at key path `settings` and no file.
     public init(dictionaryLiteral elements: (String, SettingValue)...) {
         self.init(Dictionary(elements, uniquingKeysWith: { _, last in last }))

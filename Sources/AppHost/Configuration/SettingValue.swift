@@ -1,6 +1,6 @@
 /// A configuration value as the config file gave it, independent of the file format.
 ///
-/// The daemon turns YAML into these; services read them through `ServiceConfiguration`'s typed
+/// The daemon turns YAML into these; services read them through `ServiceSection`'s typed
 /// accessors, which turn a wrong type into a `ConfigurationError` naming the key.
 public indirect enum SettingValue: Sendable, Hashable, CustomStringConvertible {
     /// An empty value (`key:` or `key: null`).

@@ -6,7 +6,7 @@ struct HookCall: Sendable {
         indirect case willFinishLaunching(LaunchOptions)
         indirect case didFinishLaunching(LaunchOptions)
         case event(LifecycleEvent)
-        indirect case didUpdateConfiguration(ServiceConfiguration)
+        indirect case didUpdateConfiguration(ServiceSection)
 
         var name: String {
             switch self {

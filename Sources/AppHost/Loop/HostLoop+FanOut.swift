@@ -30,7 +30,7 @@ extension HostLoop {
         _ index: Int,
         _ hook: HookCall.Hook,
         deadline: Duration,
-        configuration override: ServiceConfiguration? = nil,
+        configuration override: ServiceSection? = nil,
         waitIfBusy: Bool = false,
         abandonOnTerminate: Bool = false,
         group: inout DiscardingTaskGroup
@@ -69,12 +69,12 @@ extension HostLoop {
         return results
     }
 
-    func makeCall(_ index: Int, _ hook: HookCall.Hook, deadline: Duration, configuration override: ServiceConfiguration? = nil) -> HookCall {
+    func makeCall(_ index: Int, _ hook: HookCall.Hook, deadline: Duration, configuration override: ServiceSection? = nil) -> HookCall {
         HookCall(serviceID: services[index].id, service: services[index].service, hook: hook, application: application(for: index, configuration: override), deadline: deadline)
     }
 
     /// The handle a hook of `services[index]` gets now.
-    func application(for index: Int, configuration override: ServiceConfiguration? = nil) -> ApplicationHandle {
+    func application(for index: Int, configuration override: ServiceSection? = nil) -> ApplicationHandle {
         ApplicationHandle(
             context: override.map { services[index].context.with(configuration: $0) } ?? services[index].context,
             state: machine.state,

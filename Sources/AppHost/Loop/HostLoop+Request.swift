@@ -7,8 +7,8 @@ extension HostLoop {
     /// then the answer.
     mutating func handle(_ request: HostRequest, group: inout DiscardingTaskGroup) async {
         switch request {
-        case .lifecycle(let transition, let reply):
-            switch machine.decide(transition.request) {
+        case .lifecycle(let lifecycle, let reply):
+            switch machine.decide(lifecycle) {
             case .perform(let actions):
                 await perform(actions, group: &group)
                 await finishRequest(group: &group)

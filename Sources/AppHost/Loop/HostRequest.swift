@@ -4,21 +4,9 @@ typealias Reply<Success: Sendable, Failure: Error> = CheckedContinuation<Result<
 /// One request to the host, with where its answer goes. Requests are handled one at a time, in
 /// arrival order, except `terminate`, which never waits behind queued requests.
 enum HostRequest: Sendable {
-    /// The explicit background/foreground transitions; the other requests have cases of their own.
-    enum Transition: Sendable {
-        case enterBackground, enterForeground, toggleBackground
-
-        /// The request as the state machine decides it.
-        var request: LifecycleRequest {
-            switch self {
-            case .enterBackground: .enterBackground
-            case .enterForeground: .enterForeground
-            case .toggleBackground: .toggleBackground
-            }
-        }
-    }
-
-    case lifecycle(Transition, reply: Reply<ApplicationState?, IllegalTransition>)
+    /// A move between foreground and background: `.enterBackground`, `.enterForeground` or
+    /// `.toggleBackground`.
+    case lifecycle(LifecycleRequest, reply: Reply<ApplicationState?, IllegalTransition>)
     case memoryWarning(MemoryWarningLevel, reply: Reply<Void, IllegalTransition>)
     case sessionLock(locked: Bool, reason: String?, reply: Reply<Bool, IllegalTransition>)
     case reload(load: @Sendable () throws -> [ServiceDescriptor], reply: Reply<ConfigurationDidReload, InvalidConfiguration>)
@@ -30,7 +18,7 @@ enum HostRequest: Sendable {
 
     var name: String {
         switch self {
-        case .lifecycle(let transition, _): "\(transition.request)"
+        case .lifecycle(let request, _): "\(request)"
         case .memoryWarning(let level, _): "memory warning (\(level))"
         case .sessionLock(let locked, _, _): locked ? "session lock" : "session unlock"
         case .reload: "reload"
@@ -47,8 +35,8 @@ enum HostRequest: Sendable {
     /// launch ended, if it did.
     func refuse(by machine: LifecycleStateMachine, launch: Result<LaunchOptions, LaunchFailure>?) {
         switch self {
-        case .lifecycle(let transition, let reply):
-            reply.resume(returning: .failure(machine.refusal(of: transition.request).illegalTransition))
+        case .lifecycle(let request, let reply):
+            reply.resume(returning: .failure(machine.refusal(of: request).illegalTransition))
         case .memoryWarning(let level, let reply):
             reply.resume(returning: .failure(machine.refusal(of: .memoryWarning(level)).illegalTransition))
         case .sessionLock(let locked, let reason, let reply):

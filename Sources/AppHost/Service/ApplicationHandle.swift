@@ -12,7 +12,7 @@ public struct ApplicationHandle: Sendable {
     package final class Context: Sendable {
         let serviceName: String
         let logger: Logger
-        let configuration: ServiceConfiguration
+        let configuration: ServiceSection
         let bus: MessageBus
         let launchOptions: LaunchOptions?
         let stateDirectory: String?
@@ -24,7 +24,7 @@ public struct ApplicationHandle: Sendable {
         init(
             serviceName: String,
             logger: Logger,
-            configuration: ServiceConfiguration,
+            configuration: ServiceSection,
             bus: MessageBus,
             launchOptions: LaunchOptions?,
             stateDirectory: String?,
@@ -46,7 +46,7 @@ public struct ApplicationHandle: Sendable {
         }
 
         /// The same context with other settings (a reload's `didUpdateConfiguration`).
-        func with(configuration: ServiceConfiguration) -> Context {
+        func with(configuration: ServiceSection) -> Context {
             Context(
                 serviceName: serviceName, logger: logger, configuration: configuration, bus: bus,
                 launchOptions: launchOptions, stateDirectory: stateDirectory, keepRestorableState: keepRestorableState,
@@ -69,7 +69,7 @@ public struct ApplicationHandle: Sendable {
     /// A logger labelled with the service's name.
     public var logger: Logger { context.logger }
     /// This service's own settings section.
-    public var configuration: ServiceConfiguration { context.configuration }
+    public var configuration: ServiceSection { context.configuration }
     /// The bus that services talk through.
     public var bus: MessageBus { context.bus }
     /// How this run was launched; `nil` before the launch began.
@@ -93,7 +93,7 @@ public struct ApplicationHandle: Sendable {
     package init(
         serviceName: String,
         logger: Logger,
-        configuration: ServiceConfiguration,
+        configuration: ServiceSection,
         bus: MessageBus,
         state: ApplicationState,
         launchOptions: LaunchOptions?,

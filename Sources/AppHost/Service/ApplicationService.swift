@@ -41,7 +41,7 @@ public protocol ApplicationService: Sendable {
     /// The service's settings section changed on reload; `application.configuration` is the new
     /// one. Return `.applied` to keep running, or `.restartRequired` (the default) to be
     /// terminated and launched again with the new settings. Throwing counts as `.restartRequired`.
-    func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate
+    func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceSection) async throws -> ConfigurationUpdate
 
     /// Long-running work the service owns (timers, bus subscriptions). The host runs it beside the
     /// lifecycle, from launch until the service terminates, and cancels it then. Only hosts that
@@ -60,7 +60,7 @@ extension ApplicationService {
     public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {}
     public func applicationProtectedDataDidBecomeAvailable(_ application: ApplicationHandle) async throws {}
     public func applicationWillTerminate(_ application: ApplicationHandle) async throws {}
-    public func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+    public func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceSection) async throws -> ConfigurationUpdate {
         .restartRequired
     }
     public func run(_ application: ApplicationHandle) async throws {}

@@ -8,7 +8,7 @@ extension ConfigurationLoader {
     /// thoroughly as a service entry: every problem of it and of its children at once.
     func compositeEntry(_ table: [String: SettingValue], kind: String, path: String, file: String, lines: [String: Int], depth: Int, parentKind: String?, problems: inout ConfigurationErrorCollector) -> (name: String?, entry: DaemonConfiguration.ServiceEntry?) {
         let found = problems.count
-        let entry = ServiceConfiguration(table, keyPath: path, file: file, lines: lines)
+        let entry = ServiceSection(table, keyPath: path, file: file, lines: lines)
         let childrenPath = "\(path).\(kind)"
         let others = Self.compositeKinds.filter { $0 != kind && table[$0] != nil }
         for other in others {
@@ -79,17 +79,17 @@ extension ConfigurationLoader {
         guard problems.count == found, let name, let compositeKind else { return (name, nil) }
         return (name, DaemonConfiguration.ServiceEntry(
             name: name, type: kind, isRequired: isRequired, deadline: nil, launchDeadline: nil,
-            settings: ServiceConfiguration([:], keyPath: "\(path).settings", file: file), line: lines[path],
+            settings: ServiceSection([:], keyPath: "\(path).settings", file: file), line: lines[path],
             composite: DaemonConfiguration.Composite(kind: compositeKind, children: children)
         ))
     }
 
     /// A one-of's `select:`: a child's name, or `{ environment: VARIABLE, default: child }`
     /// read from the daemon's environment now.
-    func selection(_ entry: ServiceConfiguration, children: [String], problems: inout ConfigurationErrorCollector) -> ServiceComposite.Kind? {
+    func selection(_ entry: ServiceSection, children: [String], problems: inout ConfigurationErrorCollector) -> ServiceComposite.Kind? {
         let hint = "write select: with a child's name, or select: { environment: VARIABLE, default: CHILD }"
         let childList = "children: " + children.joined(separator: ", ")
-        func chosen(_ name: String, because reason: String, key: String, in section: ServiceConfiguration) -> ServiceComposite.Kind? {
+        func chosen(_ name: String, because reason: String, key: String, in section: ServiceSection) -> ServiceComposite.Kind? {
             guard children.isEmpty || children.contains(name) else {
                 let guess = Spelling.closest(to: name, in: children).map { "did you mean \"\($0)\"? " } ?? ""
                 problems.record(section.error(key, "\(reason.isEmpty ? "" : reason + ": ")\"\(name)\" is no child of this one-of", hint: guess + childList))
@@ -104,7 +104,7 @@ extension ConfigurationLoader {
         case .string(let name)?:
             return chosen(name, because: "", key: "select", in: entry)
         case .table(let table)?:
-            let select = ServiceConfiguration(table, keyPath: entry.keyPath + ".select", file: entry.file, lines: entry.lines)
+            let select = ServiceSection(table, keyPath: entry.keyPath + ".select", file: entry.file, lines: entry.lines)
             problems.record(select.unknownKeys(["environment", "default"]))
             let variable = problems.read { () throws(ConfigurationError) in try select.string("environment") }
             let fallback = problems.read { () throws(ConfigurationError) in try select.string("default") }

@@ -5,12 +5,12 @@ import Logging
 /// Durations: deadlines and memory-pressure windows, in range and never trapping.
 extension ConfigurationLoader {
     /// A deadline: more than 0 and at most a day.
-    func deadline(_ section: ServiceConfiguration, _ key: String) throws(ConfigurationError) -> Duration? {
+    func deadline(_ section: ServiceSection, _ key: String) throws(ConfigurationError) -> Duration? {
         try duration(section, key, in: .milliseconds(1) ... Self.longestDeadline, hint: "expected more than 0 and at most 24h, like 250ms, 5s, 2m or 1h")
     }
 
     /// A duration within `range`, refusing negative values with their own message.
-    func duration(_ section: ServiceConfiguration, _ key: String, in range: ClosedRange<Duration>, hint: String) throws(ConfigurationError) -> Duration? {
+    func duration(_ section: ServiceSection, _ key: String, in range: ClosedRange<Duration>, hint: String) throws(ConfigurationError) -> Duration? {
         switch section.values[key] {
         case .int(let value)? where value < 0:
             throw section.error(key, "\(value) is negative", hint: hint)

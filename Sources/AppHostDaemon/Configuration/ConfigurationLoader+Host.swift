@@ -4,8 +4,8 @@ import Logging
 
 /// `host:`: deadlines, the state directory, the log level, memory pressure and metrics.
 extension ConfigurationLoader {
-    func readHost(_ root: ServiceConfiguration, into configuration: inout DaemonConfiguration, problems: inout ConfigurationErrorCollector) {
-        let empty = ServiceConfiguration([:], keyPath: "host", file: root.file, lines: root.lines)
+    func readHost(_ root: ServiceSection, into configuration: inout DaemonConfiguration, problems: inout ConfigurationErrorCollector) {
+        let empty = ServiceSection([:], keyPath: "host", file: root.file, lines: root.lines)
         let host = problems.read { () throws(ConfigurationError) in try root.section("host") } ?? empty
         problems.record(host.unknownKeys(Self.hostKeys))
         if let value = problems.read({ () throws(ConfigurationError) in try deadline(host, "hook-deadline") }) {
@@ -33,7 +33,7 @@ extension ConfigurationLoader {
         }
     }
 
-    func metrics(_ section: ServiceConfiguration, problems: inout ConfigurationErrorCollector) -> DaemonConfiguration.Metrics {
+    func metrics(_ section: ServiceSection, problems: inout ConfigurationErrorCollector) -> DaemonConfiguration.Metrics {
         problems.record(section.unknownKeys(Self.metricsKeys))
         var result = DaemonConfiguration.Metrics()
         if let path = problems.read({ () throws(ConfigurationError) in try section.string("textfile") }) {
@@ -58,7 +58,7 @@ extension ConfigurationLoader {
         return result
     }
 
-    func memoryPressure(_ section: ServiceConfiguration, problems: inout ConfigurationErrorCollector) -> DaemonConfiguration.MemoryPressure {
+    func memoryPressure(_ section: ServiceSection, problems: inout ConfigurationErrorCollector) -> DaemonConfiguration.MemoryPressure {
         problems.record(section.unknownKeys(Self.memoryPressureKeys))
         var result = DaemonConfiguration.MemoryPressure()
         if let enabled = problems.read({ () throws(ConfigurationError) in try section.bool("enabled") }) {
@@ -92,7 +92,7 @@ extension ConfigurationLoader {
 
     /// `host.state-directory`, else `$STATE_DIRECTORY` (first of its colon list), else
     /// `$XDG_STATE_HOME/apphostd`, else `$HOME/.local/state/apphostd`, else `/var/lib/apphostd`.
-    func stateDirectory(_ host: ServiceConfiguration) throws(ConfigurationError) -> String {
+    func stateDirectory(_ host: ServiceSection) throws(ConfigurationError) -> String {
         if let path = try host.string("state-directory") {
             guard path.hasPrefix("/") else {
                 throw host.error("state-directory", "\"\(path)\" is not an absolute path", hint: "write it like /var/lib/apphostd")

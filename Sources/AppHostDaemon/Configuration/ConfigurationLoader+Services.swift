@@ -4,7 +4,7 @@ import Logging
 
 /// `services:`: each entry, its type through the registry, its settings and its name.
 extension ConfigurationLoader {
-    func readServices(_ root: ServiceConfiguration, lines: [String: Int], problems: inout ConfigurationErrorCollector) -> [DaemonConfiguration.ServiceEntry] {
+    func readServices(_ root: ServiceSection, lines: [String: Int], problems: inout ConfigurationErrorCollector) -> [DaemonConfiguration.ServiceEntry] {
         let items: [SettingValue]
         switch root.values["services"] {
         case nil where root.values.keys.contains(where: { Spelling.closest(to: $0, in: Self.topLevelKeys) == "services" }):
@@ -75,7 +75,7 @@ extension ConfigurationLoader {
             name = shorthand
             type = shorthand
         case .table(let table):
-            let entry = ServiceConfiguration(table, keyPath: path, file: file, lines: lines)
+            let entry = ServiceSection(table, keyPath: path, file: file, lines: lines)
             problems.record(entry.unknownKeys(Self.serviceKeys))
             if let parentKind, parentKind != "group", table["required"] != nil {
                 problems.record(Self.requiredInChoice(entry, parentKind: parentKind))
@@ -118,7 +118,7 @@ extension ConfigurationLoader {
         }
         guard let type, let settingsValues else { return (name, nil) }
         let settingsLines = lines.filter { $0.key == settingsPath || $0.key.hasPrefix(settingsPath + ".") || $0.key.hasPrefix(settingsPath + "[") }
-        let settings = ServiceConfiguration(settingsValues, keyPath: settingsPath, file: file, lines: settingsLines)
+        let settings = ServiceSection(settingsValues, keyPath: settingsPath, file: file, lines: settingsLines)
         // Built once and dropped: the factory validates the settings and has no side effects.
         if case .failure(let invalid) = registry.build(type: type, configuration: settings, keyPath: typePath, line: lines[typePath] ?? lines[namePath] ?? line) {
             for var error in invalid.errors {
@@ -140,7 +140,7 @@ extension ConfigurationLoader {
     }
 
     /// `required:` on a child of a first-of or a one-of: the composite is required or not.
-    static func requiredInChoice(_ entry: ServiceConfiguration, parentKind: String) -> ConfigurationError {
+    static func requiredInChoice(_ entry: ServiceSection, parentKind: String) -> ConfigurationError {
         entry.error("required", "a child of a \(parentKind) is not required or optional on its own", hint: "the \(parentKind) is the one service its parent sees: put required: on it")
     }
 

@@ -56,7 +56,7 @@ package struct ConfigurationLoader: Sendable {
                 hint: "start from the documented config/apphostd.yaml"
             ))
         }
-        let root = ServiceConfiguration(topLevel, keyPath: "", file: file, lines: document.lines)
+        let root = ServiceSection(topLevel, keyPath: "", file: file, lines: document.lines)
         problems.record(root.unknownKeys(Self.topLevelKeys))
 
         var configuration = DaemonConfiguration(file: file, stateDirectory: "", services: [])

@@ -38,7 +38,7 @@ extension DaemonConfiguration {
     /// Host settings as the daemon runs them: this file's deadlines, its state directory with the
     /// launch state kept there (launch count, installation id, unclean-exit marker), and the heap
     /// trimmed after every memory warning. `logLevel` and `memoryPressure` are not host settings:
-    /// they go to your log handler and to `MemoryPressureService`.
+    /// they go to your log handler and to `MemoryPressureEdge`.
     public var hostConfiguration: PluggableApplicationHost.Configuration {
         PluggableApplicationHost.Configuration(
             hookDeadline: hookDeadline,

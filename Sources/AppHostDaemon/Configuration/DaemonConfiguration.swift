@@ -51,7 +51,7 @@ public struct DaemonConfiguration: Sendable {
         /// Launch-hook deadline override; nil uses `host.launch-deadline`.
         public internal(set) var launchDeadline: Duration?
         /// The service's own `settings:` section.
-        public internal(set) var settings: ServiceConfiguration
+        public internal(set) var settings: ServiceSection
         /// The entry's line in the file, when known.
         public internal(set) var line: Int?
         /// Its children and how they combine, when the entry is a composite.

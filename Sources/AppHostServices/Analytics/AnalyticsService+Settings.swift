@@ -3,7 +3,7 @@ import AppHost
 /// The settings section, checked strictly.
 extension AnalyticsService {
     /// Validates a settings section strictly.
-    public static func parse(_ configuration: ServiceConfiguration) throws(ConfigurationError) -> Settings {
+    public static func parse(_ configuration: ServiceSection) throws(ConfigurationError) -> Settings {
         try configuration.requireOnlyKeys(Self.settingKeys)
         let interval = try configuration.duration("flush-interval") ?? .seconds(60)
         guard interval >= .milliseconds(10) else {

@@ -58,7 +58,7 @@ public final class AnalyticsService: ApplicationService {
     public var report: AnalyticsReport? { state.withLock { $0.store?.report } }
 
     /// Builds the service from its settings section.
-    public init(configuration: ServiceConfiguration) throws(ConfigurationError) {
+    public init(configuration: ServiceSection) throws(ConfigurationError) {
         state = Mutex(State(settings: try Self.parse(configuration)))
         (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
@@ -171,7 +171,7 @@ public final class AnalyticsService: ApplicationService {
         wake.finish()
     }
 
-    public func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+    public func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceSection) async throws -> ConfigurationUpdate {
         let settings = try Self.parse(configuration)
         state.withLock { $0.settings = settings }
         return .applied

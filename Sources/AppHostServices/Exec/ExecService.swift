@@ -92,12 +92,12 @@ public final class ExecService: ApplicationService {
     public var currentSettings: Settings { state.withLock { $0.settings } }
 
     /// Builds the service from its settings section.
-    public init(configuration: ServiceConfiguration) throws(ConfigurationError) {
+    public init(configuration: ServiceSection) throws(ConfigurationError) {
         state = Mutex(State(settings: try Self.parse(configuration)))
     }
 
     /// Validates a settings section strictly.
-    public static func parse(_ configuration: ServiceConfiguration) throws(ConfigurationError) -> Settings {
+    public static func parse(_ configuration: ServiceSection) throws(ConfigurationError) -> Settings {
         try configuration.requireOnlyKeys(Self.settingKeys)
         guard let events = try configuration.strings("on"), !events.isEmpty else {
             throw configuration.error("on", "exec needs the events to run on", hint: "for example on: [didEnterBackground, willTerminate]")
@@ -188,7 +188,7 @@ public final class ExecService: ApplicationService {
     }
     public func applicationWillTerminate(_ application: ApplicationHandle) async throws { try await runIfChosen(.willTerminate, application) }
 
-    public func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+    public func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceSection) async throws -> ConfigurationUpdate {
         let settings = try Self.parse(configuration)
         try check(settings)
         try await runIfChosen(.didUpdateConfiguration, application)

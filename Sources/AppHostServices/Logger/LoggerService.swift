@@ -58,12 +58,12 @@ public final class LoggerService: ApplicationService {
     public var currentSettings: Settings { state.withLock { $0.settings } }
 
     /// Builds the service from its settings section.
-    public init(configuration: ServiceConfiguration) throws(ConfigurationError) {
+    public init(configuration: ServiceSection) throws(ConfigurationError) {
         state = Mutex(State(settings: try Self.parse(configuration)))
     }
 
     /// Validates a settings section strictly.
-    public static func parse(_ configuration: ServiceConfiguration) throws(ConfigurationError) -> Settings {
+    public static func parse(_ configuration: ServiceSection) throws(ConfigurationError) -> Settings {
         try configuration.requireOnlyKeys(Self.settingKeys)
         let levels = Logger.Level.allCases.map(\.rawValue)
         let level = try configuration.choice("level", of: levels).flatMap(Logger.Level.init(rawValue:)) ?? .info
@@ -100,7 +100,7 @@ public final class LoggerService: ApplicationService {
         )
     }
 
-    public func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+    public func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceSection) async throws -> ConfigurationUpdate {
         let settings = try Self.parse(configuration)
         state.withLock { $0.settings = settings }
         return .applied

@@ -12,7 +12,7 @@ import Dispatch
 /// timeout; the connection lives on that queue and is made again after a failure.
 final class DesktopNotificationSink: NotificationSink {
     /// Which session bus, or nil when there is none.
-    let bus: SessionBus?
+    let bus: SessionDBus?
     /// `app_name` of every notification.
     let appName: String
     /// How long one call may take.
@@ -23,7 +23,7 @@ final class DesktopNotificationSink: NotificationSink {
     nonisolated(unsafe) private var connection: OpaquePointer?
 
     /// The session bus the sink calls on.
-    enum SessionBus: Sendable, Equatable {
+    enum SessionDBus: Sendable, Equatable {
         /// `DBUS_SESSION_BUS_ADDRESS` as given.
         case address(String)
         /// The user's bus at `$XDG_RUNTIME_DIR/bus`, opened by `sd_bus_open_user`, which finds
@@ -31,7 +31,7 @@ final class DesktopNotificationSink: NotificationSink {
         case user
     }
 
-    init(bus: SessionBus?, appName: String, callTimeout: Duration = .seconds(5)) {
+    init(bus: SessionDBus?, appName: String, callTimeout: Duration = .seconds(5)) {
         self.bus = bus
         self.appName = appName
         self.callTimeout = callTimeout
@@ -45,7 +45,7 @@ final class DesktopNotificationSink: NotificationSink {
 
     /// The session bus from `environment`: `DBUS_SESSION_BUS_ADDRESS`, else the user's bus when
     /// the socket `$XDG_RUNTIME_DIR/bus` exists; nil when neither.
-    static func sessionBus(environment: (String) -> String?) -> SessionBus? {
+    static func sessionBus(environment: (String) -> String?) -> SessionDBus? {
         if let address = environment("DBUS_SESSION_BUS_ADDRESS"), !address.isEmpty { return .address(address) }
         guard let runtime = environment("XDG_RUNTIME_DIR"), !runtime.isEmpty else { return nil }
         let path = runtime.hasSuffix("/") ? runtime + "bus" : runtime + "/bus"

@@ -51,12 +51,12 @@ public final class NotificationService: ApplicationService {
     private let lockView = Mutex<Bool?>(nil)
 
     /// Builds the service from its settings section.
-    public convenience init(configuration: ServiceConfiguration) throws(ConfigurationError) {
+    public convenience init(configuration: ServiceSection) throws(ConfigurationError) {
         try self.init(configuration: configuration, environment: nil)
     }
 
     /// Builds the service with `environment` instead of the process environment (for tests).
-    init(configuration: ServiceConfiguration, environment: [String: String]?, maximumBackoff: Duration = .seconds(60)) throws(ConfigurationError) {
+    init(configuration: ServiceSection, environment: [String: String]?, maximumBackoff: Duration = .seconds(60)) throws(ConfigurationError) {
         try configuration.requireOnlyKeys(Self.settingKeys)
         var triggers: Set<NotificationTrigger> = []
         let names = try configuration.strings("on") ?? NotificationTrigger.defaultNames

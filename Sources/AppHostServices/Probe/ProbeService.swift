@@ -100,12 +100,12 @@ public final class ProbeService: ApplicationService {
     public var currentSettings: Settings { settings.withLock { $0 } }
 
     /// Builds the service from its settings section.
-    public init(configuration: ServiceConfiguration) throws(ConfigurationError) {
+    public init(configuration: ServiceSection) throws(ConfigurationError) {
         settings = Mutex(try Self.parse(configuration))
     }
 
     /// Validates a settings section strictly.
-    public static func parse(_ configuration: ServiceConfiguration) throws(ConfigurationError) -> Settings {
+    public static func parse(_ configuration: ServiceSection) throws(ConfigurationError) -> Settings {
         try configuration.requireOnlyKeys(Self.settingKeys)
         let recordTo = try configuration.string("record-to")
         if let recordTo, !recordTo.hasPrefix("/") {
@@ -180,7 +180,7 @@ public final class ProbeService: ApplicationService {
         _ = try await hook(.willTerminate, application)
     }
 
-    public func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceConfiguration) async throws -> ConfigurationUpdate {
+    public func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceSection) async throws -> ConfigurationUpdate {
         // Record and misbehave by the settings in force when the reload arrived.
         let accepted = try await hook(.didUpdateConfiguration, application)
         guard accepted else { return .restartRequired }

@@ -54,12 +54,12 @@ public final class SessionLockService: ApplicationService {
     private let requestSink: AsyncStream<Request>.Continuation
 
     /// Builds the service from its settings section.
-    public convenience init(configuration: ServiceConfiguration) throws(ConfigurationError) {
+    public convenience init(configuration: ServiceSection) throws(ConfigurationError) {
         try self.init(configuration: configuration, environment: nil)
     }
 
     /// Builds the service with `environment` instead of the process environment (for tests).
-    init(configuration: ServiceConfiguration, environment: [String: String]?) throws(ConfigurationError) {
+    init(configuration: ServiceSection, environment: [String: String]?) throws(ConfigurationError) {
         try configuration.requireOnlyKeys(Self.settingKeys)
         gracePeriod = try configuration.duration("grace-period") ?? .zero
         let credential = try configuration.string("credential")

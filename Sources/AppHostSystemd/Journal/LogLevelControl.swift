@@ -3,7 +3,7 @@ import Synchronization
 
 /// The live log level and target shared by every `JournalLogHandler` that was not given its own
 /// level, so a config reload or an operator (`systemctl service-log-level`, through
-/// `LogControlService`) can change how every existing logger writes.
+/// `LogControlEdge`) can change how every existing logger writes.
 public final class LogLevelControl: Sendable {
     /// Where records go, as systemd's `LogTarget` names it.
     public enum Target: String, Sendable, CaseIterable {

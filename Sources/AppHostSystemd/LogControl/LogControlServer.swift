@@ -19,7 +19,7 @@ final class LogControlServer: @unchecked Sendable {
     let properties: LogControlProperties
     let reports: AsyncStream<Report>.Continuation
     /// Set once, before the connection is added.
-    var connection: SystemdBusConnection?
+    var connection: DBusConnection?
     private var wasOwned = false
 
     init(busName: String, properties: LogControlProperties, reports: AsyncStream<Report>.Continuation) {
@@ -82,7 +82,7 @@ final class LogControlServer: @unchecked Sendable {
         reports.yield(.unavailable(reason))
     }
 
-    func connectionChanged(_ event: SystemdBusConnection.Event) {
+    func connectionChanged(_ event: DBusConnection.Event) {
         switch event {
         case .lost(let reason):
             reports.yield(.lost(reason))

@@ -9,7 +9,7 @@ import SystemPackage
 /// only tier.
 ///
 /// The disk tier is written by `writer`, a `Service` the daemon runs in its `ServiceGroup` (see
-/// `RestorableStateWriter` for where and why); without it running, `persist` holds the state and
+/// `RestorableStateFileEdge` for where and why); without it running, `persist` holds the state and
 /// `persistNow(_:)` writes it.
 public struct RestorableStateFiles: RestorableStateStorage {
     /// The file's name in the state directory.
@@ -20,7 +20,7 @@ public struct RestorableStateFiles: RestorableStateStorage {
     /// The fast tier.
     public let fileDescriptorStore: FileDescriptorStore
     /// Writes what `persist` hands over; run it beside the host.
-    public let writer: RestorableStateWriter
+    public let writer: RestorableStateFileEdge
     /// The fd-store copy, read when this value was made, and what was wrong with the others.
     private let received: (state: RestorableState?, warnings: [String])
 
@@ -28,7 +28,7 @@ public struct RestorableStateFiles: RestorableStateStorage {
     /// among `received` now and closes every received fd, so none stays open; `restore` reports
     /// what it found.
     /// `coalescing`: how long the writer lets states gather before it writes the newest (see
-    /// `RestorableStateWriter`).
+    /// `RestorableStateFileEdge`).
     public init(
         directory: String,
         received: consuming ReceivedFileDescriptors = ReceivedFileDescriptors(),
@@ -39,7 +39,7 @@ public struct RestorableStateFiles: RestorableStateStorage {
         self.directory = directory
         self.fileDescriptorStore = fileDescriptorStore
         let path = directory + "/" + Self.fileName
-        self.writer = RestorableStateWriter(directory: directory, path: path, coalescing: coalescing, logger: logger)
+        self.writer = RestorableStateFileEdge(directory: directory, path: path, coalescing: coalescing, logger: logger)
         var warnings: [String] = []
         let state = received.restorableState(named: fileDescriptorStore.name) { warnings.append($0) }
         self.received = (state, warnings)
@@ -65,7 +65,7 @@ public struct RestorableStateFiles: RestorableStateStorage {
         try fileDescriptorStore.keep(state)
     }
 
-    /// Hands `state` to `writer` and returns at once (see `RestorableStateWriter`).
+    /// Hands `state` to `writer` and returns at once (see `RestorableStateFileEdge`).
     public func persist(_ state: RestorableState) {
         writer.submit(state)
     }

@@ -13,7 +13,7 @@ public struct Heartbeat: Sendable {
     public let interval: Duration
 
     /// Reads `interval` (default 30s) from the service's `settings:`.
-    public init(configuration: ServiceConfiguration) throws(ConfigurationError) {
+    public init(configuration: ServiceSection) throws(ConfigurationError) {
         try configuration.requireOnlyKeys(["interval"])
         interval = try configuration.duration("interval") ?? .seconds(30)
     }

@@ -18,12 +18,12 @@ struct MyProgram {
             ServiceDescriptor(name: "heartbeat", service: try Heartbeat(configuration: .empty)),
         ])
         // First, before other threads start: blocks the lifecycle signals and reads them.
-        let signals = try LifecycleSignalService(host: host)
+        let signals = try LifecycleSignalEdge(host: host)
         let group = ServiceGroup(configuration: .init(
             services: [
                 // Before the host: the group stops services in reverse order, so the host's last
                 // reports go out. SIGTERM terminates the host; its end shuts the group down.
-                .init(service: SystemdNotifyService(host: host, notifier: SystemdNotifier())),
+                .init(service: SystemdNotifyEdge(host: host, notifier: SystemdNotifier())),
                 .init(service: host, successTerminationBehavior: .gracefullyShutdownGroup),
                 .init(service: signals),
                 .init(service: Server()),

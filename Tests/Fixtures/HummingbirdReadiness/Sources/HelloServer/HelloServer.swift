@@ -11,7 +11,7 @@ struct HelloServer {
         let port = getenv("HELLO_PORT").flatMap { Int(String(cString: $0)) } ?? 8080
         // The lifecycle signals are blocked and read before any other thread starts.
         let host = try PluggableApplicationHost(services: [])
-        let signals = try LifecycleSignalService(host: host)
+        let signals = try LifecycleSignalEdge(host: host)
 
         // READY=1 waits until the server accepts connections.
         let listening = ReadinessCondition("http")
@@ -22,7 +22,7 @@ struct HelloServer {
             configuration: .init(address: .hostname("127.0.0.1", port: port)),
             onServerRunning: { _ in listening.markReady() }
         )
-        let notify = SystemdNotifyService(host: host, notifier: SystemdNotifier(), waitingFor: [listening])
+        let notify = SystemdNotifyEdge(host: host, notifier: SystemdNotifier(), waitingFor: [listening])
 
         let group = ServiceGroup(configuration: .init(
             services: [

@@ -8,7 +8,7 @@ import Testing
 
 @testable import AppHostSystemd
 
-@Suite struct RestorableStateWriterTests {
+@Suite struct RestorableStateFileEdgeTests {
     private func files(in directory: TemporaryDirectory, logs: CapturedLogs = CapturedLogs(), coalescing: Duration = .zero) -> RestorableStateFiles {
         RestorableStateFiles(directory: directory.path, fileDescriptorStore: FileDescriptorStore(environment: [:]), coalescing: coalescing, logger: logs.logger())
     }

@@ -16,9 +16,9 @@ import ServiceLifecycle
 /// `auto` and `null`. Without a bus, or without the right to the name, the daemon runs on and the
 /// log says once why. When the bus goes away (`systemctl restart dbus`), one line says so, the
 /// connection is made again, and one line says when log control is back.
-public struct LogControlService: Service {
+public struct LogControlEdge: Service {
     /// Which bus to own the name on.
-    public enum Bus: Sendable {
+    public enum DBusAddress: Sendable {
         /// `sd_bus_open`'s choice for the process: the user bus in a user's session or under a
         /// user manager, else the system bus.
         case `default`
@@ -31,7 +31,7 @@ public struct LogControlService: Service {
     /// `SyslogIdentifier`: the daemon's journal identifier.
     public let identifier: String
     let control: LogLevelControl
-    let bus: Bus
+    let bus: DBusAddress
     let logger: Logger
     /// The edge's loop; nil: a loop of its own.
     let loop: EdgeEventLoop?
@@ -40,13 +40,13 @@ public struct LogControlService: Service {
     let startAfter: (@Sendable () async -> Void)?
 
     /// A service that owns `busName` and serves `control` through it, on an event loop of its own.
-    public init(busName: String, identifier: String, control: LogLevelControl = .shared, bus: Bus = .default, logger: Logger) {
+    public init(busName: String, identifier: String, control: LogLevelControl = .shared, bus: DBusAddress = .default, logger: Logger) {
         self.init(busName: busName, identifier: identifier, control: control, bus: bus, logger: logger, on: nil)
     }
 
     /// Like `init(busName:identifier:control:bus:logger:)`, on `loop` (the daemon's edge loop),
     /// connecting once `startAfter` returns.
-    package init(busName: String, identifier: String, control: LogLevelControl = .shared, bus: Bus = .default, logger: Logger, on loop: EdgeEventLoop?, startAfter: (@Sendable () async -> Void)? = nil) {
+    package init(busName: String, identifier: String, control: LogLevelControl = .shared, bus: DBusAddress = .default, logger: Logger, on loop: EdgeEventLoop?, startAfter: (@Sendable () async -> Void)? = nil) {
         self.busName = busName
         self.identifier = identifier
         self.control = control
@@ -89,11 +89,11 @@ public struct LogControlService: Service {
         }
         let (reports, sink) = AsyncStream<LogControlServer.Report>.makeStream()
         let server = LogControlServer(busName: busName, properties: LogControlProperties(identifier: identifier, control: control), reports: sink)
-        let address: SystemdBusConnection.Address = switch bus {
+        let address: DBusConnection.Address = switch bus {
         case .default: .processDefault
         case .address(let text): .address(text)
         }
-        let connection = SystemdBusConnection(address, endsLoop: ownLoop ? loop : nil, setUp: server.setUp, onEvent: server.connectionChanged)
+        let connection = DBusConnection(address, endsLoop: ownLoop ? loop : nil, setUp: server.setUp, onEvent: server.connectionChanged)
         server.connection = connection
         do {
             try loop.add(connection)

@@ -86,13 +86,13 @@ import Testing
     }
 }
 
-@Suite struct MetricsTextfileTests {
+@Suite struct MetricsTextfileEdgeTests {
     @Test("a change is written at once, 0644, no timestamps, by rename: nothing else is left in the directory")
     func aChangeIsWrittenAtOnce() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let logs = CapturedLogs()
-        let textfile = MetricsTextfile(path: directory.path + "/app.prom", daemon: "app", logger: logs.logger())
+        let textfile = MetricsTextfileEdge(path: directory.path + "/app.prom", daemon: "app", logger: logs.logger())
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { await textfile.run() }
             CoreMetrics.Counter(label: "apphost_launches_total", factory: textfile.factory).increment()
@@ -115,7 +115,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let logs = CapturedLogs()
-        let textfile = MetricsTextfile(path: directory.path + "/app.prom", daemon: "app", logger: logs.logger(), minimumInterval: .milliseconds(300))
+        let textfile = MetricsTextfileEdge(path: directory.path + "/app.prom", daemon: "app", logger: logs.logger(), minimumInterval: .milliseconds(300))
         let counter = CoreMetrics.Counter(label: "events_total", factory: textfile.factory)
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { await textfile.run() }
@@ -137,7 +137,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let logs = CapturedLogs()
-        let textfile = MetricsTextfile(path: directory.path + "/app.prom", daemon: "app", logger: logs.logger(), minimumInterval: .seconds(3600))
+        let textfile = MetricsTextfileEdge(path: directory.path + "/app.prom", daemon: "app", logger: logs.logger(), minimumInterval: .seconds(3600))
         let gauge = CoreMetrics.Gauge(label: "apphost_state", dimensions: [("state", "notRunning")], factory: textfile.factory)
         let clock = ContinuousClock()
         let start = clock.now
@@ -160,7 +160,7 @@ import Testing
         defer { directory.remove() }
         let logs = CapturedLogs()
         let path = directory.path + "/later/app.prom"
-        let textfile = MetricsTextfile(path: path, daemon: "app", logger: logs.logger(), minimumInterval: .milliseconds(10))
+        let textfile = MetricsTextfileEdge(path: path, daemon: "app", logger: logs.logger(), minimumInterval: .milliseconds(10))
         let counter = CoreMetrics.Counter(label: "c", factory: textfile.factory)
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { await textfile.run() }
@@ -191,14 +191,14 @@ import Testing
         CoreMetrics.Gauge(label: "apphost_healthy", factory: factory).record(1)
         CoreMetrics.Counter(label: "apphost_launches_total", factory: factory).increment(by: 7)
         try AtomicFile.write(factory.render(), to: path, permissions: 0o644)
-        #expect(try MetricsTextfile.markNotRunning(path: path))
+        #expect(try MetricsTextfileEdge.markNotRunning(path: path))
         let values = prometheusSamples(readText(path) ?? "")
         #expect(values[#"apphost_state{daemon="app",state="notRunning"}"#] == "1")
         #expect(values[#"apphost_state{daemon="app",state="active"}"#] == "0")
         #expect(values[#"apphost_state{daemon="app",state="background"}"#] == "0")
         #expect(values[#"apphost_healthy{daemon="app"}"#] == "0")
         #expect(values[#"apphost_launches_total{daemon="app"}"#] == "7")
-        #expect(try !MetricsTextfile.markNotRunning(path: directory.path + "/none.prom"))
+        #expect(try !MetricsTextfileEdge.markNotRunning(path: directory.path + "/none.prom"))
     }
 }
 

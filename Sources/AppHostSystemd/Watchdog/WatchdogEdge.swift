@@ -4,10 +4,10 @@ import ServiceLifecycle
 /// The systemd watchdog as a `Service`: `WATCHDOG=1` at half the interval, sent from the host's
 /// loop and only while the host is healthy (`HostStatus.healthProblem` is nil), so a host whose
 /// loop is stuck, or whose required service is stuck in a hook past its stall limit, stops
-/// pinging and systemd restarts it. (`SystemdNotifyService` sends `WATCHDOG=trigger` the moment
+/// pinging and systemd restarts it. (`SystemdNotifyEdge` sends `WATCHDOG=trigger` the moment
 /// the host turns unhealthy.) Without a watchdog it only waits for the group to shut down: an
 /// idle daemon has no timer of its own.
-public struct WatchdogService: Service {
+public struct WatchdogEdge: Service {
     let host: PluggableApplicationHost
     let settings: WatchdogSettings?
     let notifier: SystemdNotifier

@@ -3,7 +3,7 @@
 /// Parsed by hand rather than with swift-argument-parser, which brings FoundationEssentials
 /// (about 1,900 protocol conformances that every start scans, and 12 MB of the static binary)
 /// and builds its command tree by reflection before it reads an argument.
-package enum DaemonCommand: Equatable, Sendable {
+package enum Invocation: Equatable, Sendable {
     /// `run`, the default: the daemon, on the config `config` names (nil: the default).
     case run(config: String?)
     /// `check`: validates a config file without running it.

@@ -11,7 +11,7 @@ import Glibc
 /// so that a bus socket not yet back is waited for without a timer. A connection that fails to
 /// come up is tried again after 100 ms, doubling up to 30 s: the only timer, and only while a
 /// reconnect is pending. Touched on the loop's thread only.
-package final class SystemdBusConnection: EdgeEventClient, @unchecked Sendable {
+package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
     /// Which bus.
     package enum Address: Sendable, Equatable {
         /// `sd_bus_open`'s choice for the process: the user bus in a user's session or under a
@@ -51,7 +51,7 @@ package final class SystemdBusConnection: EdgeEventClient, @unchecked Sendable {
     package private(set) var address: String?
     private var event: OpaquePointer?
     private var retry: OpaquePointer?
-    private var delay = SystemdBusConnection.firstDelay
+    private var delay = DBusConnection.firstDelay
     private var established = false
     /// Whether any connection was ever established: a drop after that is always a reconnect.
     private var everEstablished = false
@@ -133,7 +133,7 @@ package final class SystemdBusConnection: EdgeEventClient, @unchecked Sendable {
         if result >= 0 {
             result = sd_bus_add_filter(made, nil, { message, userdata, _ in
                 if sd_bus_message_is_signal(message, "org.freedesktop.DBus.Local", "Disconnected") > 0 {
-                    Unmanaged<SystemdBusConnection>.fromOpaque(userdata!).takeUnretainedValue().disconnected()
+                    Unmanaged<DBusConnection>.fromOpaque(userdata!).takeUnretainedValue().disconnected()
                 }
                 return 0
             }, context)
@@ -186,7 +186,7 @@ package final class SystemdBusConnection: EdgeEventClient, @unchecked Sendable {
         var source: OpaquePointer?
         let result = sd_event_add_time_relative(event, &source, CLOCK_MONOTONIC, wait.wholeMicroseconds, 0, { source, _, userdata in
             sd_event_source_unref(source)
-            Unmanaged<SystemdBusConnection>.fromOpaque(userdata!).takeUnretainedValue().reconnect()
+            Unmanaged<DBusConnection>.fromOpaque(userdata!).takeUnretainedValue().reconnect()
             return 0
         }, context)
         guard result >= 0, let source else {

@@ -11,7 +11,7 @@ import ServiceLifecycle
 ///
 /// List it before the host in the `ServiceGroup`: the group shuts its services down in reverse
 /// order, so the host terminates (and reports its last status) before this service is told to end.
-public struct SystemdNotifyService: Service {
+public struct SystemdNotifyEdge: Service {
     let reports: AsyncStream<HostReport>
     let notifier: SystemdNotifier
     let reloadStatus: String

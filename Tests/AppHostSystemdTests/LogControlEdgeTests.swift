@@ -15,7 +15,7 @@ import Testing
 /// `org.freedesktop.LogControl1` on a private dbus-daemon, asked with systemd's own `busctl`, as
 /// `systemctl service-log-level` asks it.
 @Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") && FileManager.default.isExecutableFile(atPath: "/usr/bin/busctl"), "needs dbus-daemon and busctl (Debian packages dbus-daemon, systemd)"))
-struct LogControlServiceTests {
+struct LogControlEdgeTests {
     static let name = "org.apphost.logtest"
 
     /// busctl on `address`, as root or, with `unprivileged`, as nobody.
@@ -51,7 +51,7 @@ struct LogControlServiceTests {
         let bus = try TestSessionBus.start(openToEveryUser: true)
         defer { bus.stop() }
         let logs = CapturedLogs()
-        let service = LogControlService(busName: Self.name, identifier: "logtest", control: control, bus: .address(bus.address), logger: logs.logger())
+        let service = LogControlEdge(busName: Self.name, identifier: "logtest", control: control, bus: .address(bus.address), logger: logs.logger())
         try await testGracefulShutdown { trigger in
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { await service.run() }
@@ -159,7 +159,7 @@ struct LogControlServiceTests {
         let (listener, path) = try Self.fakeBus()
         defer { close(listener) }
         let logs = CapturedLogs()
-        let service = LogControlService(busName: Self.name, identifier: "x", control: LogLevelControl(), bus: .address("unix:path=\(path)"), logger: logs.logger())
+        let service = LogControlEdge(busName: Self.name, identifier: "x", control: LogLevelControl(), bus: .address("unix:path=\(path)"), logger: logs.logger())
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { await service.run() }
             var pending = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
@@ -184,7 +184,7 @@ struct LogControlServiceTests {
         defer { close(listener) }
 
         let logs = CapturedLogs()
-        let service = LogControlService(busName: Self.name, identifier: "x", control: LogLevelControl(), bus: .address("unix:path=\(path)"), logger: logs.logger())
+        let service = LogControlEdge(busName: Self.name, identifier: "x", control: LogLevelControl(), bus: .address("unix:path=\(path)"), logger: logs.logger())
         let clock = ContinuousClock()
         var stopped: ContinuousClock.Instant?
         try await testGracefulShutdown { trigger in
@@ -205,7 +205,7 @@ struct LogControlServiceTests {
     @Test("without a bus the service says once why and ends; the daemon runs on")
     func withoutABusItSaysWhy() async throws {
         let logs = CapturedLogs()
-        let service = LogControlService(busName: Self.name, identifier: "x", control: LogLevelControl(), bus: .address("unix:path=/nonexistent/bus"), logger: logs.logger())
+        let service = LogControlEdge(busName: Self.name, identifier: "x", control: LogLevelControl(), bus: .address("unix:path=/nonexistent/bus"), logger: logs.logger())
         await service.run()
         let lines = logs.all.filter { $0.message.hasPrefix("log control unavailable") }
         #expect(lines.count == 1 && lines.first?.level == .notice, "\(logs.messages)")
@@ -217,7 +217,7 @@ struct LogControlServiceTests {
         let bus = try TestSessionBus.start(mayOwnNames: false)
         defer { bus.stop() }
         let logs = CapturedLogs()
-        let service = LogControlService(busName: Self.name, identifier: "x", control: LogLevelControl(), bus: .address(bus.address), logger: logs.logger())
+        let service = LogControlEdge(busName: Self.name, identifier: "x", control: LogLevelControl(), bus: .address(bus.address), logger: logs.logger())
         await service.run()
         let lines = logs.all.filter { $0.message.hasPrefix("log control unavailable") }
         #expect(lines.count == 1, "\(logs.messages)")
@@ -232,7 +232,7 @@ struct LogControlServiceTests {
         let address = bus.socketAddress
         let control = LogLevelControl(level: .info)
         let logs = CapturedLogs()
-        let service = LogControlService(busName: Self.name, identifier: "logtest", control: control, bus: .address(address), logger: logs.logger())
+        let service = LogControlEdge(busName: Self.name, identifier: "logtest", control: control, bus: .address(address), logger: logs.logger())
         try await testGracefulShutdown { trigger in
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { await service.run() }
@@ -253,9 +253,9 @@ struct LogControlServiceTests {
 
     @Test("the bus name follows the daemon's name")
     func busNames() {
-        #expect(LogControlService.busName(commandName: "apphostd") == "org.apphost.apphostd")
-        #expect(LogControlService.busName(commandName: "heart.beat d") == "org.apphost.heart_beat_d")
-        #expect(LogControlService.busName(commandName: "3d") == "org.apphost._3d")
+        #expect(LogControlEdge.busName(commandName: "apphostd") == "org.apphost.apphostd")
+        #expect(LogControlEdge.busName(commandName: "heart.beat d") == "org.apphost.heart_beat_d")
+        #expect(LogControlEdge.busName(commandName: "3d") == "org.apphost._3d")
     }
 }
 

@@ -10,7 +10,7 @@ import ServiceLifecycle
 /// It reads them from a `signalfd` (queued real-time signals all arrive, in order) and queues one
 /// request per signal in signal order, without waiting for the one before: a SIGTERM never waits
 /// behind a SIGUSR1. Give the `ServiceGroup` no signals of its own for these.
-public struct LifecycleSignalService: Service {
+public struct LifecycleSignalEdge: Service {
     let host: PluggableApplicationHost
     let source: SignalSource
     let reload: @Sendable (PluggableApplicationHost) async -> Void

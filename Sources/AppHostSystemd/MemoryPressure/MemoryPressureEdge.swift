@@ -4,7 +4,7 @@ import ServiceLifecycle
 
 /// Memory pressure as memory warnings to the host, as a `Service`: systemd's protocol
 /// (`$MEMORY_PRESSURE_WATCH`) or PSI, without a timer (see `MemoryPressureSource`).
-public struct MemoryPressureService: Service {
+public struct MemoryPressureEdge: Service {
     let host: PluggableApplicationHost
     /// The watched source.
     public let source: MemoryPressureSource

@@ -2,7 +2,7 @@
 ///
 /// Every accessor names the key path (and file and line, when known) in the error it throws, so
 /// a service validates its section in its factory and the operator reads exactly what to fix.
-public struct ServiceConfiguration: Sendable, Hashable {
+public struct ServiceSection: Sendable, Hashable {
     /// The settings, as given.
     public let values: [String: SettingValue]
     /// The key path of this section in the file, such as `services[2].settings`.
@@ -31,7 +31,7 @@ public struct ServiceConfiguration: Sendable, Hashable {
     }
 
     /// An empty section.
-    public static let empty = ServiceConfiguration()
+    public static let empty = ServiceSection()
 
     /// The full key path of `key` in this section.
     public func path(of key: String) -> String {
@@ -156,25 +156,25 @@ public struct ServiceConfiguration: Sendable, Hashable {
     }
 
     /// A nested mapping as its own section, or nil when absent.
-    public func section(_ key: String) throws(ConfigurationError) -> ServiceConfiguration? {
+    public func section(_ key: String) throws(ConfigurationError) -> ServiceSection? {
         switch values[key] {
         case nil, .null?: return nil
-        case .table(let table)?: return ServiceConfiguration(table, keyPath: path(of: key), file: file, lines: lines)
+        case .table(let table)?: return ServiceSection(table, keyPath: path(of: key), file: file, lines: lines)
         case let other?: throw error(key, "expected a mapping, found \(other.typeName)")
         }
     }
 
     /// A list of mappings, each as its own section, or nil when absent.
-    public func sections(_ key: String) throws(ConfigurationError) -> [ServiceConfiguration]? {
+    public func sections(_ key: String) throws(ConfigurationError) -> [ServiceSection]? {
         switch values[key] {
         case nil, .null?: return nil
         case .array(let items)?:
-            var result: [ServiceConfiguration] = []
+            var result: [ServiceSection] = []
             for (index, item) in items.enumerated() {
                 guard case .table(let table) = item else {
                     throw error("\(key)[\(index)]", "expected a mapping, found \(item.typeName)")
                 }
-                result.append(ServiceConfiguration(table, keyPath: path(of: "\(key)[\(index)]"), file: file, lines: lines))
+                result.append(ServiceSection(table, keyPath: path(of: "\(key)[\(index)]"), file: file, lines: lines))
             }
             return result
         case let other?: throw error(key, "expected a list, found \(other.typeName)")

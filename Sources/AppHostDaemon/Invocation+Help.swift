@@ -1,4 +1,4 @@
-extension DaemonCommand {
+extension Invocation {
     /// Signals, memory pressure and exit codes: what an operator looks up.
     static func discussion(_ name: String) -> String {
         """

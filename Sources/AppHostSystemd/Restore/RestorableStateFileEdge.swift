@@ -13,7 +13,7 @@ import Synchronization
 /// restarts services) into one write, spares a device's flash, and keeps the fsync, which holds
 /// a thread of the cooperative pool, away from the requests that follow each other.
 ///
-/// Put it in the daemon's `ServiceGroup` listed before the host, as `SystemdNotifyService` is:
+/// Put it in the daemon's `ServiceGroup` listed before the host, as `SystemdNotifyEdge` is:
 /// the group shuts services down in reverse order, so the host terminates (and persists its last
 /// state) before the writer is told to end. On graceful shutdown or cancellation the writer writes
 /// what is pending before `run()` returns, and from then on `persist` writes on the caller's path
@@ -22,7 +22,7 @@ import Synchronization
 /// Until `run()` starts, `persist` only holds the newest state: nothing reaches the disk, and a
 /// program that never runs the writer keeps only the fd-store tier. Tests, and programs without a
 /// service group, write with `RestorableStateFiles.persistNow(_:)`. Run it once.
-public struct RestorableStateWriter: Service {
+public struct RestorableStateFileEdge: Service {
     /// The file it writes.
     public let path: String
     let directory: String

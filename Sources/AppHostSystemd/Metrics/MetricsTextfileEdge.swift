@@ -15,7 +15,7 @@ import Synchronization
 ///
 /// A file it cannot write (a missing directory, a full disk, no permission) is a logged
 /// warning, once per distinct reason, and the next change tries again: the daemon runs on.
-public struct MetricsTextfile: Service {
+public struct MetricsTextfileEdge: Service {
     /// The file node_exporter reads (`*.prom`).
     public let path: String
     /// The swift-metrics backend whose registry this writes; every record through it marks
@@ -103,7 +103,7 @@ public struct MetricsTextfile: Service {
     }
 }
 
-extension MetricsTextfile {
+extension MetricsTextfileEdge {
     /// Rewrites the textfile at `path` of a daemon that is gone: `apphost_state` says
     /// `notRunning` and `apphost_healthy` 0, every other line as it was, so a crashed daemon's
     /// last figures never look alive (`apphostd record-exit` after a crash). Returns false when

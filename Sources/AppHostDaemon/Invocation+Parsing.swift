@@ -1,9 +1,9 @@
 import AppHost
 
-extension DaemonCommand {
+extension Invocation {
     /// Parses `arguments` (without the program name). A path is taken as given, also when it
     /// is not UTF-8 (`RawPath`); a value that starts with `-` needs the `--config=FILE` form.
-    package static func parse(_ arguments: [String]) throws(UsageError) -> DaemonCommand {
+    package static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
         var rest = arguments[...]
         var subcommand = Subcommand.run
         var named = false
@@ -92,7 +92,7 @@ extension DaemonCommand {
     }
 }
 
-extension DaemonCommand.Option {
+extension Invocation.Option {
     /// `--config <file>`, or `--json` for a flag.
     var usage: String {
         value.map { "\(name) <\($0)>" } ?? name

@@ -2,7 +2,7 @@ import Synchronization
 
 /// Something besides the host that `READY=1` waits for, marked ready by the program that embeds
 /// the host: its HTTP server listening, say (Hummingbird's `onServerRunning`). Give it to
-/// `SystemdNotifyService(host:notifier:waitingFor:)`; until every condition is ready, the
+/// `SystemdNotifyEdge(host:notifier:waitingFor:)`; until every condition is ready, the
 /// launch's `READY=1` is held and `STATUS=` names what it waits for.
 public final class ReadinessCondition: Sendable {
     /// Shown in `STATUS=` while not ready (`waiting for http`).
