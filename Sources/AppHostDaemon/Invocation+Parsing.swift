@@ -30,9 +30,12 @@ extension Invocation {
             if argument == "--version", !named { return .version }
             var spelled = argument
             var attached: String?
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                spelled = String(argument[..<equals])
-                attached = String(argument[argument.index(after: equals)...])
+            // The `=` by scalar, not by Character: a value that starts with a combining mark
+            // joins the `=` into one Character (a fuzzer's finding).
+            let scalars = argument.unicodeScalars
+            if argument.hasPrefix("--"), let equals = scalars.firstIndex(of: "=") {
+                spelled = String(scalars[..<equals])
+                attached = String(scalars[scalars.index(after: equals)...])
             }
             guard let option = subcommand.options.first(where: { $0.name == spelled || $0.short == spelled }) else {
                 guard argument.hasPrefix("-"), argument != "-" else {

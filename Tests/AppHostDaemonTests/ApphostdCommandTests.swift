@@ -18,6 +18,12 @@ struct ApphostdCommandTests {
         #expect(try Invocation.parse(arguments) == .run(config: config))
     }
 
+    @Test("--config=VALUE takes a value that starts with a combining mark (a fuzzer's finding: the = and the mark are one Character)")
+    func attachedValueStartingWithACombiningMark() throws {
+        #expect(try Invocation.parse(["check", "--config=\u{030B}odd.yaml"]) == .check(config: "\u{030B}odd.yaml"))
+        #expect(try Invocation.parse(["reload", "--pid=\u{0301}7"]) == .reload(pid: "\u{0301}7", config: nil, stateDirectory: nil))
+    }
+
     @Test("the other subcommands, help and version")
     func otherCommands() throws {
         #expect(try Invocation.parse(["check"]) == .check(config: nil))
