@@ -67,11 +67,7 @@ public final class MemoryPressureSource: Sendable {
                 }
             } catch {
                 endpoints.forEach { Glibc.close($0.fd) }
-                let reason = switch error {
-                case .readerFailed(let code), .signalfdFailed(let code), .blockFailed(let code): SystemErrorText.describe(code)
-                case .notBlocked: "\(error)"
-                }
-                resolution = .off(reason: "could not start the watcher thread: \(reason)", expected: false)
+                resolution = .off(reason: "could not start the watcher thread: \(error.reason)", expected: false)
             }
         }
         switch resolution {

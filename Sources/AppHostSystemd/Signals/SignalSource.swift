@@ -55,7 +55,7 @@ public final class SignalSource: Sendable {
         do {
             try loop.add(reader)
         } catch {
-            throw .signalfdFailed(errno: error.rawValue)
+            throw .signalSourceFailed(errno: error.rawValue)
         }
         self.signals = stream
         self.loop = loop
