@@ -19,11 +19,14 @@ if [ -n "$own_warnings" ]; then
   echo "$own_warnings" >&2
   exit 1
 fi
-# Documentation: every public symbol of the libraries has a /// comment, and the DocC catalog
-# (the getting-started article and the API reference) builds without a warning.
+# Documentation: every public symbol of the libraries has a /// comment, and the DocC
+# catalogs (AppHost: the getting-started article and the API reference; AppHostSystemd: the
+# edge and how to compose it; AppHostServices: the built-in services) build without a warning.
 swift package dump-symbol-graph --minimum-access-level public > /dev/null
 python3 scripts/check-docs.py "$(dirname "$(swift build --show-bin-path)")/symbolgraph"
-swift package generate-documentation --target AppHost --warnings-as-errors
+for target in AppHost AppHostSystemd AppHostServices; do
+  swift package generate-documentation --target "$target" --warnings-as-errors
+done
 # The Prometheus alerting rules: promtool check rules, promtool test rules.
 bash scripts/check-prometheus-rules.sh
 swift test --skip-build

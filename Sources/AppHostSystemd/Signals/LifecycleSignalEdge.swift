@@ -20,7 +20,10 @@ public struct LifecycleSignalEdge: Service {
     /// opens the signalfd and makes signals that land on other threads reach it. Create it early
     /// in `main`, before other threads exist.
     ///
-    /// - Parameter reload: what SIGHUP does; by default it logs that reload is not configured.
+    /// - Parameters:
+    ///   - host: the host the signals become requests of.
+    ///   - logger: where a signal's line goes (the journal, in the daemon).
+    ///   - reload: what SIGHUP does; by default it logs that reload is not configured.
     /// - Throws: `LifecycleSignalError` when the signals cannot be blocked or read.
     public init(
         host: PluggableApplicationHost,
