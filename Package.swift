@@ -146,18 +146,12 @@ let package = Package(
             dependencies: ["AppHost", "AppHostSystemd", "CApphostdPrelude", .product(name: "Logging", package: "swift-log")],
             path: "Tests/SystemdProbe"
         ),
-        // Stand-ins for server frameworks' type names, for the name-clash test.
-        .target(name: "ServerFrameworkNames", path: "Tests/ServerFrameworkNames"),
-        // Stand-ins for swift-configuration's type names, for the same test.
-        .target(name: "ConfigurationLibraryNames", path: "Tests/ConfigurationLibraryNames"),
         .testTarget(
             name: "AppHostTests",
             dependencies: [
                 "AppHost",
                 "AppHostTestKit",
                 "AppHostTestSupport",
-                "ServerFrameworkNames",
-                "ConfigurationLibraryNames",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceContextModule", package: "swift-service-context"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -185,7 +179,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppHostDaemonTests",
-            dependencies: ["AppHostDaemon", "AppHostServices", "AppHostSystemd", "AppHostTestSupport", "ConfigurationLibraryNames", "ServerFrameworkNames"],
+            dependencies: ["AppHostDaemon", "AppHostServices", "AppHostSystemd", "AppHostTestSupport"],
             exclude: ["BadConfigs"]
         ),
         .testTarget(name: "AppHostTestKitTests", dependencies: ["AppHostTestKit", "AppHost"]),

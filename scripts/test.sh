@@ -24,6 +24,9 @@ fi
 # edge and how to compose it; AppHostServices: the built-in services) build without a warning.
 swift package dump-symbol-graph --minimum-access-level public > /dev/null
 python3 scripts/check-docs.py "$(dirname "$(swift build --show-bin-path)")/symbolgraph"
+# The name-clash check names every public type (HummingbirdReadinessTests builds it, and sees it
+# fail on a planted clash).
+python3 scripts/check-names.py "$(dirname "$(swift build --show-bin-path)")/symbolgraph"
 for target in AppHost AppHostSystemd AppHostServices; do
   swift package generate-documentation --target "$target" --warnings-as-errors
 done

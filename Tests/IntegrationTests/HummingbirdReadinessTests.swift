@@ -27,6 +27,35 @@ extension IntegrationSuites {
             }
         }
 
+        @Test("the name-clash check is red on a planted clash: a module that exports Hummingbird's Router beside it")
+        func plantedClashFailsTheBuild() async throws {
+            let swift = try #require(IntegrationEnvironment.swiftDriver)
+            let copy = try await ProcessRunner.run(["/bin/sh", "-c", "rm -rf \"$1\" && cp -r \"$2\" \"$1\"", "sh", Self.outside, Self.fixture])
+            try #require(copy.succeeded, "\(copy)")
+            let manifestPath = Self.outside + "/Package.swift"
+            var manifest = try GettingStartedPackageTests.read(manifestPath)
+                .replacingOccurrences(of: "path: \"../../..\"", with: "path: \"\(Self.repository)\"")
+            // The plant: a module of a public type named as Hummingbird names one, imported by the
+            // check, which names it unqualified as it names apphostd's.
+            let checkTarget = "name: \"NameClashCheck\",\n            dependencies: [\n"
+            try #require(manifest.contains(checkTarget))
+            manifest = manifest.replacingOccurrences(of: checkTarget, with: checkTarget + "                \"PlantedClash\",\n")
+                .replacingOccurrences(of: "        .target(\n            name: \"NameClashCheck\"", with: "        .target(name: \"PlantedClash\"),\n        .target(\n            name: \"NameClashCheck\"")
+            try manifest.write(toFile: manifestPath, atomically: true, encoding: .utf8)
+            try FileManager.default.createDirectory(atPath: Self.outside + "/Sources/PlantedClash", withIntermediateDirectories: true)
+            try "public struct Router {}\n".write(toFile: Self.outside + "/Sources/PlantedClash/PlantedClash.swift", atomically: true, encoding: .utf8)
+            let checkPath = Self.outside + "/Sources/NameClashCheck/NameClashCheck.swift"
+            try (GettingStartedPackageTests.read(checkPath) + "import PlantedClash\nextension Router {}\n").write(toFile: checkPath, atomically: true, encoding: .utf8)
+
+            let build = try await ProcessRunner.run(
+                [swift, "build", "--package-path", Self.outside, "--scratch-path", Self.scratch, "--target", "NameClashCheck"],
+                environment: ProcessRunner.environment(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? ""]),
+                timeout: .seconds(1200)
+            )
+            #expect(!build.succeeded, "the planted clash built\n\(build)")
+            #expect((build.stdout + build.stderr).contains("'Router' is ambiguous"), "\(build)")
+        }
+
         /// A TCP port nobody listens on now.
         static func freePort() throws -> Int {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
