@@ -30,10 +30,10 @@ package final class EdgeEventLoop: Sendable {
 
     /// Starts the thread, named `name` (15 characters at most are kept), and its sd-event loop.
     package init(name: String) throws(LifecycleSignalError) {
-        let shared = Shared(wake: try WakeEventFD())
+        let shared = Shared(wake: try EdgeEventWakeup())
         let started = ThreadStartLatch()
         let failure = Mutex<Int32>(0)
-        let result = PollThread.start(name: name) {
+        let result = EdgeEventThread.start(name: name) {
             // Inherited from a daemon's threads already; repeated so that a signal never takes
             // its default action here.
             _ = apphost_block_lifecycle_signals()
@@ -122,7 +122,7 @@ package final class EdgeEventLoop: Sendable {
         }
 
         let queue = Mutex(Queue())
-        let wake: WakeEventFD
+        let wake: EdgeEventWakeup
         /// Signalled once the loop has ended.
         let ended = DispatchSemaphore(value: 0)
         /// Loop thread only.
@@ -131,7 +131,7 @@ package final class EdgeEventLoop: Sendable {
         /// Set on the loop's thread before `ended` is signalled.
         var endCode: Int32 = 0
 
-        init(wake: WakeEventFD) {
+        init(wake: EdgeEventWakeup) {
             self.wake = wake
         }
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import AppHost
+@testable import AppHostSystemd
 
 @Suite struct JSONValueTests {
     @Test("reads what JSONSerialization reads, and writes what it reads back equal")

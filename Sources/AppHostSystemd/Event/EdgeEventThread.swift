@@ -8,7 +8,7 @@ import Glibc
 /// cooperative-pool thread forever; and a thread made with `pthread_create` inherits the creating
 /// thread's signal mask, which the signal reader relies on. Why not Dispatch: a DispatchSource
 /// signal source loses queued real-time signals (on Linux: 91 and 530 of 1,000 arrived, in two runs).
-enum PollThread {
+enum EdgeEventThread {
     private final class Body: Sendable {
         let name: String
         let run: @Sendable () -> Void

@@ -34,7 +34,7 @@ struct DaemonUnit: Sendable {
 
     /// The shipped unit file, found relative to this source file.
     static let shippedUnitPath: String = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("deploy/apphostd.service").path
 
     /// `sharedKeys` as set in the shipped unit's `[Service]` section (last assignment wins).

@@ -6,9 +6,9 @@ import Foundation
 /// and `nsenter`, systemd's journald and user manager, `systemctl` and `journalctl`, and the built
 /// `apphostd` binary. When something is missing the suites are disabled and the reason is printed.
 enum IntegrationEnvironment {
-    /// The sandbox script, next to this file in the source tree.
+    /// The sandbox script, in the test target's Support/ folder.
     static let sandboxScript: String = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Support/sandbox.sh").path
 
     /// Why the sandbox cannot run here, or nil when it can. Printed once when first asked.

@@ -6,7 +6,7 @@ import Glibc
 ///
 /// The fd is closed only when the last owner (the source and its reader thread) lets go, so a late
 /// `wake()` never writes into a reused descriptor.
-final class WakeEventFD: Sendable {
+final class EdgeEventWakeup: Sendable {
     /// The descriptor to add to the poll set with `POLLIN`.
     let fd: Int32
 
