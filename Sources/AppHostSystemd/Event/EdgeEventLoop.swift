@@ -31,7 +31,7 @@ package final class EdgeEventLoop: Sendable {
     /// Starts the thread, named `name` (15 characters at most are kept), and its sd-event loop.
     package init(name: String) throws(LifecycleSignalError) {
         let shared = Shared(wake: try EdgeEventWakeup())
-        let started = ThreadStartLatch()
+        let started = ThreadHandoff<pid_t>()
         let failure = Mutex<Int32>(0)
         let result = EdgeEventThread.start(name: name) {
             // Inherited from a daemon's threads already; repeated so that a signal never takes
@@ -41,7 +41,7 @@ package final class EdgeEventLoop: Sendable {
             let created = sd_event_new(&event)
             guard created >= 0, let event else {
                 failure.withLock { $0 = -created }
-                started.open(threadID: apphost_gettid())
+                started.hand(apphost_gettid())
                 return
             }
             let context = Unmanaged.passUnretained(shared).toOpaque()
@@ -52,11 +52,11 @@ package final class EdgeEventLoop: Sendable {
             guard woken >= 0 else {
                 sd_event_unref(event)
                 failure.withLock { $0 = -woken }
-                started.open(threadID: apphost_gettid())
+                started.hand(apphost_gettid())
                 return
             }
             shared.event = event
-            started.open(threadID: apphost_gettid())
+            started.hand(apphost_gettid())
             let ended = sd_event_loop(event)
             // Ended by `close()`, or on its own (an epoll or signalfd failure): either way nothing
             // is left waiting on it, and what comes later is refused.
@@ -66,7 +66,7 @@ package final class EdgeEventLoop: Sendable {
             shared.ended.signal()
         }
         guard result == 0 else { throw .readerFailed(errno: result) }
-        self.threadID = started.waitForThreadID()
+        self.threadID = started.wait()
         let code = failure.withLock { $0 }
         guard code == 0 else { throw .readerFailed(errno: code) }
         self.shared = shared
@@ -77,7 +77,7 @@ package final class EdgeEventLoop: Sendable {
     /// - Throws: the errno of its failed attach (the client is then finished); `EBADF` on a
     ///   closed loop.
     package func add(_ client: any EdgeEventClient) throws(Errno) {
-        let reply = AttachReply()
+        let reply = ThreadHandoff<Int32>()
         guard shared.enqueue(.add(client, reply)) else {
             client.finish()
             throw Errno(rawValue: EBADF)
@@ -111,7 +111,7 @@ package final class EdgeEventLoop: Sendable {
     /// touched on the loop's thread only, the sd-event loop and its clients.
     private final class Shared: @unchecked Sendable {
         enum Work {
-            case add(any EdgeEventClient, AttachReply)
+            case add(any EdgeEventClient, ThreadHandoff<Int32>)
             case remove(ObjectIdentifier)
             case close
         }
@@ -160,7 +160,7 @@ package final class EdgeEventLoop: Sendable {
             for item in pending {
                 if case .add(let client, let reply) = item {
                     client.finish()
-                    reply.answer(code == 0 ? EBADF : code)
+                    reply.hand(code == 0 ? EBADF : code)
                 }
             }
             let rest = clients.values
@@ -185,7 +185,7 @@ package final class EdgeEventLoop: Sendable {
                     } else {
                         client.finish()
                     }
-                    reply.answer(code)
+                    reply.hand(code)
                 case .remove(let id):
                     clients.removeValue(forKey: id)?.finish()
                 case .close:
@@ -195,21 +195,5 @@ package final class EdgeEventLoop: Sendable {
                 }
             }
         }
-    }
-}
-
-/// The answer to one `add`: the attach's errno, handed from the loop's thread to the caller.
-private final class AttachReply: Sendable {
-    private let code = Mutex<Int32>(0)
-    private let answered = DispatchSemaphore(value: 0)
-
-    func answer(_ value: Int32) {
-        code.withLock { $0 = value }
-        answered.signal()
-    }
-
-    func wait() -> Int32 {
-        answered.wait()
-        return code.withLock { $0 }
     }
 }
