@@ -5,17 +5,6 @@ import AppHostTestSupport
 import Foundation
 import Testing
 
-/// Polls `condition` until it holds or `timeout` passes; for state another task changes without
-/// an event to await.
-func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(2))
-    }
-    return condition()
-}
-
 @Suite("analytics")
 struct AnalyticsServiceTests {
     static func service(_ settings: [String: SettingValue] = [:]) throws -> AnalyticsService {

@@ -1,4 +1,5 @@
 @testable import AppHostSystemd
+import AppHostTestSupport
 import CAppHostShims
 import Glibc
 import Synchronization

@@ -20,24 +20,6 @@ func onFreshThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) thro
     return try result.withLock { $0! }.get()
 }
 
-/// The next value of `stream`, or nil when it ends or `timeout` passes first (the timeout only
-/// bounds a failing test; passing tests return as soon as the value arrives).
-func nextValue<T: Sendable>(_ stream: AsyncStream<T>, within timeout: Duration = .seconds(3)) async -> T? {
-    await withTaskGroup(of: T?.self) { group in
-        group.addTask {
-            var iterator = stream.makeAsyncIterator()
-            return await iterator.next()
-        }
-        group.addTask {
-            try? await Task.sleep(for: timeout)
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
-    }
-}
-
 /// A fresh directory under /tmp, removed by `remove()`.
 struct TemporaryDirectory {
     let path: String

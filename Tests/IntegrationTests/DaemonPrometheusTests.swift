@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 import Testing
 
@@ -27,7 +28,7 @@ extension IntegrationSuites {
                 try await PrometheusStack.with(textfileDirectory: textfiles, in: daemon.workDirectory + "/prometheus") { prometheus in
                     /// Waits until PromQL `query` has the single value `expected`.
                     func expect(_ query: String, _ expected: Double, _ what: String) async throws {
-                        let seen = try await Poll.until(timeout: .seconds(30), interval: .milliseconds(250)) {
+                        let seen = try await eventually(timeout: .seconds(30), every: .milliseconds(250)) {
                             try await prometheus.value(query) == expected
                         }
                         if !seen {

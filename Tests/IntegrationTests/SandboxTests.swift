@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 import Testing
 
@@ -64,13 +65,13 @@ extension IntegrationSuites {
 
                 let kill = try await sandbox.systemctl("kill", "--kill-who=main", "-s", "SIGUSR1", "standin.service")
                 try #require(kill.succeeded, "\(kill)")
-                let toggled = try await Poll.until(timeout: .seconds(5)) {
+                let toggled = try await eventually(timeout: .seconds(5), every: .milliseconds(50)) {
                     try await sandbox.status(of: "standin.service")["StatusText"] == "background (USR1)"
                 }
                 let afterToggle = try await sandbox.status(of: "standin.service")
                 #expect(toggled, "StatusText did not follow the signal: \(afterToggle)")
 
-                let byOption = try await Poll.until(timeout: .seconds(5)) {
+                let byOption = try await eventually(timeout: .seconds(5), every: .milliseconds(50)) {
                     try await sandbox.journal(userUnit: "standin.service").contains { $0["MESSAGE"] == "stand-in got USR1" }
                 }
                 let tail = byOption ? "" : await sandbox.journalTail()

@@ -30,7 +30,7 @@ extension IntegrationSuites {
         @discardableResult
         static func waitForStatus(_ system: SystemManager, _ what: String, timeout: Duration = .seconds(20), _ condition: ([String: String]) -> Bool) async throws -> [String: String] {
             var last: [String: String] = [:]
-            let reached = try await Poll.until(timeout: timeout) {
+            let reached = try await eventually(timeout: timeout, every: .milliseconds(50)) {
                 last = try await system.show(unit)
                 return condition(last)
             }
@@ -45,7 +45,7 @@ extension IntegrationSuites {
         @discardableResult
         static func waitForJournal(_ system: SystemManager, _ what: String, matches: [String], after cursor: String?, timeout: Duration = .seconds(20), _ condition: ([String: String]) -> Bool) async throws -> [[String: String]] {
             var records: [[String: String]] = []
-            let found = try await Poll.until(timeout: timeout, interval: .milliseconds(100)) {
+            let found = try await eventually(timeout: timeout, every: .milliseconds(100)) {
                 records = try await system.journal(matches, after: cursor)
                 return records.contains(where: condition)
             }
@@ -269,7 +269,7 @@ extension IntegrationSuites {
             let status = try await Self.waitForStatus(system, "running again after restart", Self.isActiveAndForeground)
             #expect(status["MainPID"] != oldPID, "\(status)")
             var after: [String: Any] = [:]
-            let counted = try await Poll.until(timeout: .seconds(15), interval: .milliseconds(100)) {
+            let counted = try await eventually(timeout: .seconds(15), every: .milliseconds(100)) {
                 after = try await Self.analytics(system)
                 return after["launches"] as? Int == launches + 1
             }
@@ -374,7 +374,7 @@ extension IntegrationSuites {
                 $0["MESSAGE"]?.hasPrefix("restored after an unclean exit (signal KILL): background, session locked") == true
             }
             var after = onDisk
-            let counted = try await Poll.until(timeout: .seconds(15), interval: .milliseconds(100)) {
+            let counted = try await eventually(timeout: .seconds(15), every: .milliseconds(100)) {
                 after = try await Self.counts(system)
                 return after.launches == onDisk.launches + 1
             }
@@ -396,7 +396,7 @@ extension IntegrationSuites {
             try await Self.waitForStatus(system, "background, session locked", Self.isBackgroundAndLocked)
             // The background is written to disk after its STATUS=, off the request's path.
             var onDisk = before
-            let written = await Poll.until(timeout: .seconds(10), interval: .milliseconds(50)) {
+            let written = await eventually(timeout: .seconds(10), every: .milliseconds(50)) {
                 onDisk = Self.diskGeneration(system)
                 return onDisk > before
             }
@@ -502,7 +502,7 @@ extension IntegrationSuites {
             #expect(line["MESSAGE"]?.hasSuffix("the previous run ended: exit code 78") == true, "\(line)")
 
             var causes: [String: Int] = [:]
-            let counted = try await Poll.until(timeout: .seconds(15), interval: .milliseconds(100)) {
+            let counted = try await eventually(timeout: .seconds(15), every: .milliseconds(100)) {
                 causes = try await Self.analytics(system)["exitsByCause"] as? [String: Int] ?? [:]
                 return causes["exit code 78", default: 0] >= 1
             }
@@ -645,7 +645,7 @@ extension IntegrationSuites {
             try await Self.waitForStatus(system, "running again with metrics on", Self.isActiveAndForeground)
 
             var samples: [String: String] = [:]
-            let exported = try await Poll.until(timeout: .seconds(20), interval: .milliseconds(200)) {
+            let exported = try await eventually(timeout: .seconds(20), every: .milliseconds(200)) {
                 samples = try await Self.nodeExporterMetrics(system)
                 return samples[#"apphost_state{daemon="apphostd",state="active"}"#] == "1"
             }
@@ -664,7 +664,7 @@ extension IntegrationSuites {
 
             let stop = try await system.systemctl("stop", Self.unit, timeout: .seconds(60))
             #expect(stop.succeeded, "\(stop)")
-            let stopped = try await Poll.until(timeout: .seconds(20), interval: .milliseconds(200)) {
+            let stopped = try await eventually(timeout: .seconds(20), every: .milliseconds(200)) {
                 samples = try await Self.nodeExporterMetrics(system)
                 return samples[#"apphost_state{daemon="apphostd",state="notRunning"}"#] == "1"
             }
@@ -701,7 +701,7 @@ extension IntegrationSuites {
             let generation = Self.diskGeneration(system)
             try await system.systemctl("kill", "-s", "SIGUSR1", Self.unit)
             try await Self.waitForStatus(system, "background", Self.isBackgroundAndLocked)
-            #expect(await Poll.until(timeout: .seconds(10)) { Self.diskGeneration(system) > generation }, "the background's disk write")
+            #expect(await eventually(timeout: .seconds(10), every: .milliseconds(50)) { Self.diskGeneration(system) > generation }, "the background's disk write")
             #expect(try await Self.debugRecords(system, after: cursor).isEmpty, "debug records at info")
 
             let set = try await Self.logControl(system, "service-log-level", "debug")

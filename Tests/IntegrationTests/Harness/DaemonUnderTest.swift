@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 import Testing
 
@@ -178,7 +179,7 @@ final class DaemonUnderTest: Sendable {
         // Right after `systemctl start --no-block` the unit is still inactive, its start job
         // queued: inactive means stopped only once the unit was seen running.
         var seenRunning = false
-        let met = try await Poll.until(timeout: timeout, interval: .milliseconds(50)) {
+        let met = try await eventually(timeout: timeout, every: .milliseconds(50)) {
             if try await condition() { return true }
             guard whileRunning else { return false }
             let state = try await status()["ActiveState"] ?? ""

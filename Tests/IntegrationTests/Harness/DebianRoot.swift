@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -93,7 +94,7 @@ enum DebianRoot {
         guard lock >= 0 else { throw HarnessError("cannot open \(cache)/lock: \(String(cString: strerror(errno)))") }
         defer { close(lock) }
         // Another test run may be building it: wait for its lock (bounded), then look again.
-        guard await Poll.until(timeout: .seconds(900), interval: .milliseconds(500), { flock(lock, LOCK_EX | LOCK_NB) == 0 }) else {
+        guard await eventually(timeout: .seconds(900), every: .milliseconds(500), { flock(lock, LOCK_EX | LOCK_NB) == 0 }) else {
             throw HarnessError("\(cache)/lock is held by another process for more than 15 minutes")
         }
         defer { flock(lock, LOCK_UN) }

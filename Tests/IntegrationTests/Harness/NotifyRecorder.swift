@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -271,7 +272,7 @@ final class NotifyRecorder: Sendable {
             _ = await awaitExit(timeout: .seconds(10))
         }
         stopReading.set()
-        _ = await Poll.until(timeout: .seconds(2), interval: .milliseconds(10)) { readerDone.isSet }
+        _ = await eventually(timeout: .seconds(2), every: .milliseconds(10)) { readerDone.isSet }
         close(socket)
     }
 
@@ -423,7 +424,7 @@ final class NotifyRecorder: Sendable {
     /// holds; throws with diagnostics after `timeout`, or once the daemon exited without it.
     func waitUntil(_ what: String, timeout: Duration = .seconds(15), _ condition: () throws -> Bool) async throws {
         var exited = false
-        let met = try await Poll.until(timeout: timeout, interval: .milliseconds(5)) {
+        let met = try await eventually(timeout: timeout, every: .milliseconds(5)) {
             if try condition() { return true }
             exited = exit != nil
             return exited

@@ -163,13 +163,13 @@ final class SystemManager: Sendable {
         let leader = process.processIdentifier
 
         let found = Mutex<Int32?>(nil)
-        let settled = await Poll.until(timeout: .seconds(30), interval: .milliseconds(20)) {
+        let settled = await eventually(timeout: .seconds(30), every: .milliseconds(20)) {
             if let pid = containerInit(of: leader) { found.withLock { $0 = pid }; return true }
             return !process.isRunning
         }
         guard settled, let pid1 = found.withLock({ $0 }) else {
             if process.isRunning { process.terminate() }
-            _ = await Poll.until(timeout: .seconds(10)) { !process.isRunning }
+            _ = await eventually(timeout: .seconds(10), every: .milliseconds(50)) { !process.isRunning }
             if process.isRunning { kill(leader, SIGKILL) }
             let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
             throw HarnessError("systemd-nspawn did not start a container init \(settled ? "(it exited)" : "within 30s"):\n\(text.suffix(3000))")
@@ -196,7 +196,7 @@ final class SystemManager: Sendable {
     /// bus socket appears a moment after PID 1 starts, so the first calls may fail: retried.
     private static func waitUntilBooted(pid1: Int32, nspawn: Process, directory: String) async throws {
         var last: CommandResult?
-        let booted = try await Poll.until(timeout: .seconds(90), interval: .milliseconds(100)) {
+        let booted = try await eventually(timeout: .seconds(90), every: .milliseconds(100)) {
             guard nspawn.isRunning else { return true }
             let answer = try await run(["systemctl", "is-system-running", "--wait"], in: pid1, timeout: .seconds(30))
             last = answer
@@ -225,11 +225,11 @@ final class SystemManager: Sendable {
 
     private static func stop(_ process: Process, pid1: Int32, machine: String) async {
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-        if await !Poll.until(timeout: .seconds(30), { !process.isRunning }) {
+        if await !eventually(timeout: .seconds(30), every: .milliseconds(50), { !process.isRunning }) {
             print("IntegrationTests: container \(machine) did not power off within 30s; killing it")
             kill(pid1, SIGKILL)
             kill(process.processIdentifier, SIGKILL)
-            _ = await Poll.until(timeout: .seconds(10)) { !process.isRunning }
+            _ = await eventually(timeout: .seconds(10), every: .milliseconds(50)) { !process.isRunning }
         }
     }
 

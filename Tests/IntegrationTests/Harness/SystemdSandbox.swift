@@ -74,12 +74,12 @@ final class SystemdSandbox: Sendable {
 
         let readyPath = directory + "/ready"
         let failedPath = directory + "/failed"
-        let settled = await Poll.until(timeout: .seconds(30), interval: .milliseconds(20)) {
+        let settled = await eventually(timeout: .seconds(30), every: .milliseconds(20)) {
             FileManager.default.fileExists(atPath: readyPath) || FileManager.default.fileExists(atPath: failedPath) || !process.isRunning
         }
         guard settled, let ready = try? String(contentsOfFile: readyPath, encoding: .utf8) else {
             try? stdinPipe.fileHandleForWriting.close()
-            _ = await Poll.until(timeout: .seconds(30)) { !process.isRunning }
+            _ = await eventually(timeout: .seconds(30), every: .milliseconds(50)) { !process.isRunning }
             let sandboxLog = (try? String(contentsOfFile: logURL.path, encoding: .utf8)) ?? ""
             let failed = (try? String(contentsOfFile: failedPath, encoding: .utf8)) ?? (settled ? "sandbox exited" : "not ready within 30s")
             throw HarnessError("systemd sandbox did not start: \(failed.trimmingCharacters(in: .whitespacesAndNewlines))\nsandbox.log (\(directory)):\n\(sandboxLog.suffix(3000))")
@@ -98,7 +98,7 @@ final class SystemdSandbox: Sendable {
         guard let process = self.process.withLock({ value -> Process? in let taken = value; value = nil; return taken }) else { return }
         _ = FileManager.default.createFile(atPath: directory + "/stop", contents: nil)
         try? stdinPipe.fileHandleForWriting.close()
-        if await !Poll.until(timeout: .seconds(40), { !process.isRunning }) {
+        if await !eventually(timeout: .seconds(40), every: .milliseconds(50), { !process.isRunning }) {
             print("IntegrationTests: sandbox \(pid) did not stop within 40s; sending SIGKILL")
             kill(process.processIdentifier, SIGKILL)
         }
