@@ -18,6 +18,11 @@ extension IntegrationSuites {
         func userManagerReachesTheDaemon() async throws {
             try await DaemonUnderTest.with(services: [ProbeSpec("a")], extraServices: ["  - logger"]) { daemon in
                 try await daemon.startOrFail()
+                // Log control joins the bus after READY=1 (off the way to readiness): the name is
+                // there once the daemon says so.
+                try await daemon.waitUntil("the daemon's name is on the bus") {
+                    try await daemon.daemonRecords().contains { $0["MESSAGE"]?.hasPrefix("log control on the bus as ") == true }
+                }
                 let systemctl = daemon.sandbox
                 let level = try await systemctl.systemctl("service-log-level", daemon.unitName)
                 let diagnostics = level.succeeded ? "" : await daemon.diagnostics()

@@ -692,6 +692,9 @@ extension IntegrationSuites {
             try await Self.ensureActive(system)
             let good = try system.read(Self.configPath)
             defer { try? system.write(good, to: Self.configPath) }
+            // Log control joins the bus after READY=1 (off the way to readiness): wait until the
+            // name answers; the expectation below says what it answered.
+            _ = try await eventually(timeout: .seconds(10), every: .milliseconds(50)) { try await Self.logControl(system, "service-log-level").succeeded }
             let current = try await Self.logControl(system, "service-log-level")
             let journal = current.succeeded ? "" : await system.journalText(unit: Self.unit)
             #expect(current.succeeded && current.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "info", "\(current)\n\(journal)")
