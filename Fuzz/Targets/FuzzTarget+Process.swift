@@ -2,6 +2,7 @@ import AppHost
 import AppHostDaemon
 import AppHostServices
 import AppHostSystemd
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -16,7 +17,7 @@ extension FuzzTarget {
     static func memoryPressure(_ bytes: [UInt8]) {
         let encoded = String(decoding: bytes.dropFirst(), as: UTF8.self)
         if let decoded = MemoryPressureSource.decodeWrite(encoded) {
-            let again = MemoryPressureSource.decodeWrite(base64(decoded))
+            let again = MemoryPressureSource.decodeWrite(Data(decoded).base64EncodedString())
             precondition(again == decoded, "memory pressure: MEMORY_PRESSURE_WRITE does not decode its own encoding back")
         }
         let watches = [nil, "", "/dev/null", "/dev/zero", FuzzScratch.fifo("pressure"), FuzzScratch.directory("pressure") + "/regular", "/nonexistent/memory.pressure"]
@@ -69,36 +70,20 @@ extension FuzzTarget {
         }
     }
 
-    /// Options in the `--name=value` form, which takes any value.
+    /// Options in the `--name=value` form, which takes any value; the names are the parser's own.
     private static func canonicalArguments(_ command: Invocation) -> [String] {
-        func option(_ name: String, _ value: String?) -> [String] { value.map { ["--\(name)=\($0)"] } ?? [] }
+        func option(_ option: Invocation.Option, _ value: String?) -> [String] { value.map { ["\(option.name)=\($0)"] } ?? [] }
         switch command {
-        case .run(let config): return ["run"] + option("config", config)
-        case .check(let config): return ["check"] + option("config", config)
+        case .run(let config): return ["run"] + option(.config, config)
+        case .check(let config): return ["check"] + option(.config, config)
         case .services: return ["services"]
         case .analytics(let json, let config, let state):
-            return ["analytics"] + (json ? ["--json"] : []) + option("config", config) + option("state-directory", state)
+            return ["analytics"] + (json ? [Invocation.Option.json.name] : []) + option(.config, config) + option(.stateDirectory, state)
         case .reload(let pid, let config, let state):
-            return ["reload"] + option("pid", pid) + option("config", config) + option("state-directory", state)
-        case .recordExit(let config, let state): return ["record-exit"] + option("config", config) + option("state-directory", state)
+            return ["reload"] + option(.pid, pid) + option(.config, config) + option(.stateDirectory, state)
+        case .recordExit(let config, let state): return ["record-exit"] + option(.config, config) + option(.stateDirectory, state)
         case .help(let subcommand): return ["help"] + (subcommand.map { [$0.rawValue] } ?? [])
         case .version: return ["--version"]
         }
-    }
-
-    /// Standard base64 with padding, the encoding systemd writes.
-    private static func base64(_ bytes: [UInt8]) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-        var text: [UInt8] = []
-        var index = 0
-        while index < bytes.count {
-            let chunk = bytes[index..<min(index + 3, bytes.count)]
-            let value = chunk.enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << UInt32(16 - 8 * $1.offset) }
-            for position in 0..<4 {
-                text.append(position <= chunk.count ? alphabet[Int(value >> UInt32(18 - 6 * position) & 63)] : UInt8(ascii: "="))
-            }
-            index += 3
-        }
-        return String(decoding: text, as: UTF8.self)
     }
 }

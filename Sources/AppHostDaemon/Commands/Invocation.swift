@@ -52,9 +52,9 @@ package enum Invocation: Equatable, Sendable {
     }
 
     /// An option of a subcommand.
-    struct Option: Equatable, Sendable {
+    package struct Option: Equatable, Sendable {
         /// `--name`.
-        let name: String
+        package let name: String
         /// `-c`, if it has a short form.
         let short: String?
         /// What its value is called in help (`<file>`); nil for a flag.
@@ -62,16 +62,16 @@ package enum Invocation: Equatable, Sendable {
         /// Its line in help.
         let help: String
 
-        static let config = Option(
+        package static let config = Option(
             name: "--config", short: "-c", value: "file",
             help: "The config file."
         )
-        static let json = Option(name: "--json", short: nil, value: nil, help: "Print JSON for scripts instead of a table.")
-        static let pid = Option(
+        package static let json = Option(name: "--json", short: nil, value: nil, help: "Print JSON for scripts instead of a table.")
+        package static let pid = Option(
             name: "--pid", short: nil, value: "pid",
             help: "The daemon to reload ($MAINPID by default, which systemd sets for ExecReload=)."
         )
-        static let stateDirectory = Option(
+        package static let stateDirectory = Option(
             name: "--state-directory", short: nil, value: "directory",
             help: "The state directory (instead of the one the config names)."
         )

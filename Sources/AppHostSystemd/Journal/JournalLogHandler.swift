@@ -57,7 +57,9 @@ public struct JournalLogHandler: LogHandler {
         self.identifier = identifier
         self.levelControl = levelControl
         self.metadataProvider = metadataProvider
-        // The native path needs journald's socket; without it plain lines keep the record.
+        // The native path needs journald's socket: without it `sd_journal_sendv` returns 0 and
+        // drops the record (libsystemd fails silently on ENOENT), so plain lines keep it. Only
+        // the socket's presence is checked here; libsystemd speaks the protocol.
         self.destination = Self.isJournalStream(environment: environment, fd: outputFD)
                 && access(Self.journalSocketPath, F_OK) == 0
             ? .journal(fallbackFD: outputFD)
