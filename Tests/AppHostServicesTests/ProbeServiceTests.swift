@@ -160,11 +160,43 @@ struct ProbeServiceTests {
         (["faults": .array([.table(["hook": .string("didEnterBackground"), "action": .string("refuse")])])], "faults[0].action"),
         (["faults": .array([.table(["hook": .string("didEnterBackground"), "action": .string("throw"), "duration": .string("1s")])])], "faults[0].duration"),
         (["faults": .array([.table(["hook": .string("didEnterBackground"), "action": .string("hang"), "duration": .string("soon")])])], "faults[0].duration"),
+        (["faults": .array([.table(["hook": .string("run"), "action": .string("hang")])])], "faults[0].action"),
+        (["faults": .array([.table(["hook": .string("didEnterBackground"), "action": .string("end")])])], "faults[0].action"),
+        (["faults": .array([.table(["hook": .string("didEnterBackground"), "action": .string("throw"), "after": .string("1s")])])], "faults[0].after"),
     ])
     func rejectsBadSettings(settings: [String: SettingValue], key: String) throws {
         let error = #expect(throws: ConfigurationError.self) {
             try ProbeService(configuration: ServiceSection(settings, keyPath: "services[0].settings"))
         }
         #expect(error?.keyPath == "services[0].settings.\(key)")
+    }
+
+    @Test("a run fault: each start of the run loop is recorded, then it throws after `after`, and its restart policy starts it again")
+    func runFaultDrillsSupervision() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let record = directory + "/probe.log"
+        var probe = probeDescriptor("p", [
+            "record-to": .string(record),
+            "faults": .array([.table(["hook": .string("run"), "action": .string("throw"), "after": .string("10ms")])]),
+        ])
+        probe.restart = RestartPolicy(mode: .transient, delay: .milliseconds(1), intensity: 1, period: .seconds(60))
+        try await withStatefulHost([probe], directory: directory) { host in
+            let restarts = host.bus.subscribe(to: ServiceDidRestart.self)
+            let reports = host.reports
+            var iterator = restarts.makeAsyncIterator()
+            #expect(await iterator.next()?.error == "probe fault injected in run")
+            // The second end escalates: a required service, so the host is unhealthy.
+            let unhealthy = await reports.first { report in
+                if case .status(let status) = report { return status.healthProblem != nil }
+                return false
+            }
+            guard case .status(let status)? = unhealthy else {
+                Issue.record("the host never became unhealthy")
+                return
+            }
+            #expect(status.healthProblem == "p failed 2 times in 60s")
+        }
+        #expect(readLines(record).filter { $0 == "p run" }.count == 2)
     }
 }

@@ -125,7 +125,7 @@ extension IntegrationSuites {
             Case(name: "FIFO", content: .fifo, expected: "is not a regular file (a device, FIFO or socket)"),
             Case(name: "probe fault action unknown",
                  content: .text("services:\n  - name: p\n    type: probe\n    settings:\n      faults:\n        - { hook: didEnterBackground, action: explode }\n"),
-                 expected: "services[0].settings.faults[0].action: \"explode\" is not valid (expected one of hang, throw, refuse, block)"),
+                 expected: "services[0].settings.faults[0].action: \"explode\" is not valid (expected one of hang, throw, refuse, block, end)"),
             Case(name: "probe record-to relative",
                  content: .text("services:\n  - name: p\n    type: probe\n    settings:\n      record-to: probe.log\n"),
                  expected: "services[0].settings.record-to: \"probe.log\" is not an absolute path"),

@@ -15,6 +15,8 @@ public struct ServiceDescriptor: Sendable {
     public var configuration: ServiceSection
     /// Builds a fresh instance.
     public var makeService: @Sendable () throws -> any ApplicationService
+    /// What the host does when the service's run loop ends on its own; never restart by default.
+    public var restart: RestartPolicy = .temporary
     /// The services this entry groups, when it is a composite (`init(name:isRequired:composite:)`);
     /// a composite is never built with `makeService`.
     public var composite: ServiceComposite?
@@ -66,6 +68,7 @@ public struct ServiceDescriptor: Sendable {
 
     /// Whether a reload changes anything the running instance depends on.
     func differs(from other: ServiceDescriptor) -> Bool {
+        // The restart policy is not among them: a reload hands it to the running instance.
         type != other.type || isRequired != other.isRequired || deadline != other.deadline
             || launchDeadline != other.launchDeadline || configuration.values != other.configuration.values
     }

@@ -23,6 +23,10 @@ struct ServiceSlot {
     var backlog: [HookCall] = []
     /// Ends its run loop (which is then cancelled).
     var runLoopStop: AsyncStream<Never>.Continuation?
+    /// Which start of its run loop runs now: an end reported by an earlier one is old news.
+    var runLoopID = 0
+    /// Its restart policy at work; nil until its run loop first started.
+    var supervisor: RestartSupervisor?
     /// What its handles share (name, logger, settings, launch options with its restored bytes).
     var context: ApplicationHandle.Context
     /// What it handed to `keepRestorableState(_:)` since the loop last took it.
@@ -35,21 +39,26 @@ struct ServiceSlot {
     }
 
     /// Runs `run(_:)` until it returns or `stop` ends; what it does before it first suspends
-    /// is done before this returns, when started with `addImmediateTask`.
-    static func runLoop(of service: any ApplicationService, _ application: ApplicationHandle, until stop: AsyncStream<Never>) async {
-        await withTaskGroup(of: Void.self) { group in
+    /// is done before this returns, when started with `addImmediateTask`. How it ended on its
+    /// own goes to `ended`; a run the host stopped reports nothing.
+    static func runLoop(
+        of service: any ApplicationService, _ application: ApplicationHandle, until stop: AsyncStream<Never>,
+        ended: @escaping @Sendable (RunLoopEnding) -> Void
+    ) async {
+        await withTaskGroup(of: RunLoopEnding?.self) { group in
             group.addImmediateTask {
                 do {
                     try await service.run(application)
-                } catch is CancellationError {
+                    return Task.isCancelled ? nil : .returned
                 } catch {
-                    application.logger.error("run loop ended with an error: \(error)")
+                    return Task.isCancelled ? nil : .threw("\(error)")
                 }
             }
             group.addTask {
                 for await _ in stop {}
+                return nil
             }
-            await group.next()
+            if let ending = await group.next() ?? nil { ended(ending) }
             group.cancelAll()
         }
     }

@@ -36,13 +36,17 @@ public struct HostStatus: Sendable, Hashable, CustomStringConvertible {
         hasher.combine(choices)
     }
 
-    /// `active · 4 services · analytics overran applicationDidEnterBackground (5s)`.
+    /// `active · 4 services · notification restarting (2/5 in 60s) · analytics overran
+    /// applicationDidEnterBackground (5s)`.
     public var description: String {
         let enabled = services.count { $0.isEnabled }
         var parts = [state.rawValue, enabled == 1 ? "1 service" : "\(enabled) services"]
         parts += choices
         if enabled < services.count {
             parts.append("disabled: " + services.lazy.filter { !$0.isEnabled }.map(\.name).joined(separator: ", "))
+        }
+        for service in services {
+            if let pending = service.pendingRestart { parts.append("\(service.name) restarting (\(pending))") }
         }
         if let lastOverrun { parts.append(lastOverrun.description) }
         if let sessionLockReason {

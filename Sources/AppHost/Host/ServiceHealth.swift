@@ -16,8 +16,15 @@ public struct ServiceHealth: Sendable, Hashable {
     public var condition: Condition
     /// Its last overrun, if any.
     public var lastOverrun: Overrun?
-    /// Its last thrown hook error, as text.
+    /// Its last thrown hook or run-loop error, as text.
     public var lastError: String?
+    /// Its run loop's restarts in this run of the host (`RestartPolicy`).
+    public var restarts = 0
+    /// The restart that waits, while one does.
+    public var pendingRestart: RestartAttempt?
+    /// Why its restarts gave way (`failed 6 times in 60s`): a required service then makes the
+    /// host unhealthy; an optional one is also disabled.
+    public var failure: String?
 
     /// Whether it gets events: not disabled.
     public var isEnabled: Bool { condition == .healthy }

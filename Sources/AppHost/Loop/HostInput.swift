@@ -18,6 +18,8 @@ enum HostInput: Sendable {
     case restorableStateStaged
     /// A service reported its health (`ApplicationHandle.reportUnhealthy(_:)`, `reportHealthy()`).
     case healthReported
+    /// A service's run loop ended on its own (the `runLoopID`th start of it).
+    case runLoopEnded(serviceID: Int, runLoopID: Int, RunLoopEnding)
     /// A deadline timer armed for this instant fired.
     case deadline(ContinuousClock.Instant)
 }

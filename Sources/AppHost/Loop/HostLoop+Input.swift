@@ -66,6 +66,8 @@ extension HostLoop {
                 if services[index].healthReport != report { services[index].healthReport = report }
             }
             isHealthCheckDue = true
+        case .runLoopEnded(let serviceID, let runLoopID, let ending):
+            runLoopEnded(serviceID: serviceID, runLoopID: runLoopID, ending)
         case .deadline(let wake):
             timerWakes.removeAll { $0 == wake }
             isHealthCheckDue = true

@@ -84,6 +84,8 @@ extension HostLoop {
                 continue
             }
             guard services[index].descriptor.differs(from: descriptor) else {
+                services[index].descriptor.restart = descriptor.restart
+                services[index].supervisor?.policy = descriptor.restart
                 order.append(services[index].id)
                 continue
             }
@@ -184,6 +186,7 @@ extension HostLoop {
         record(result, of: .didUpdateConfiguration, at: index, overruns: &overruns, failures: &failures)
         guard result == .returned(true) else { return false }
         services[index].descriptor = descriptor
+        services[index].supervisor?.policy = descriptor.restart
         services[index].context = services[index].context.with(configuration: descriptor.configuration)
         services[index].hookDeadline = descriptor.deadline ?? configuration.hookDeadline
         services[index].stallLimit = stallLimit(hookDeadline: services[index].hookDeadline)
@@ -193,10 +196,23 @@ extension HostLoop {
 
     /// Launches a service added (or restarted) by a reload and delivers what it missed to reach
     /// the host's state. A failure disables it; the running host is not torn down. Returns its id.
-    private mutating func launchIntoCurrentState(_ descriptor: ServiceDescriptor, service: any ApplicationService, group: inout DiscardingTaskGroup) async -> Int {
-        let added = makeService(descriptor, instance: service)
-        setServices(services + [added])
-        let index = services.count - 1
+    /// With `replacing`, it takes that service's place in the order (a restart of the whole
+    /// service, whose `supervisor` carries over).
+    mutating func launchIntoCurrentState(
+        _ descriptor: ServiceDescriptor, service: any ApplicationService, replacing replaced: Int? = nil,
+        supervisor: RestartSupervisor? = nil, group: inout DiscardingTaskGroup
+    ) async -> Int {
+        var added = makeService(descriptor, instance: service)
+        added.supervisor = supervisor
+        let index: Int
+        if let replaced {
+            services[replaced] = added
+            host.publish(status: status)
+            index = replaced
+        } else {
+            setServices(services + [added])
+            index = services.count - 1
+        }
         guard let options = services[index].context.launchOptions else { return added.id }
         var overruns: [Overrun] = []
         var failures: [String: String] = [:]

@@ -68,7 +68,11 @@ extension HostLoop {
         guard !machine.isTerminatePending else { return }
         keepRestorableState()
         defer { persistRestorableState(always: persist) }
-        if isHealthCheckDue { checkHealth() }
+        // A change of the service list (a launch, reload or restart) can change health too.
+        if isHealthCheckDue || serviceHealth == nil {
+            checkHealth()
+            armRestartWake()
+        }
         if serviceHealth == nil, !services.isEmpty { serviceHealth = services.map { $0.health } }
         let current = status
         host.publish(status: current)

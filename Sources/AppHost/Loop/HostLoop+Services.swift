@@ -61,11 +61,24 @@ extension HostLoop {
     mutating func startRunLoop(_ index: Int, group: inout DiscardingTaskGroup) {
         let (stop, stopper) = AsyncStream<Never>.makeStream()
         services[index].runLoopStop = stopper
+        services[index].runLoopID += 1
+        let now = ContinuousClock.now
+        if services[index].supervisor == nil {
+            services[index].supervisor = RestartSupervisor(policy: services[index].descriptor.restart, startedAt: now)
+        } else {
+            services[index].supervisor?.restarted(at: now)
+            services[index].health.restarts = services[index].supervisor?.total ?? 0
+        }
         let service = services[index].service
         let application = application(for: index)
+        let (serviceID, runLoopID, input) = (services[index].id, services[index].runLoopID, host.input)
         // A run loop outlives the request that started it: it runs in no request's context.
         ServiceContext.withValue(nil) {
-            group.addImmediateTask { await ServiceSlot.runLoop(of: service, application, until: stop) }
+            group.addImmediateTask {
+                await ServiceSlot.runLoop(of: service, application, until: stop) { ending in
+                    input.yield(.runLoopEnded(serviceID: serviceID, runLoopID: runLoopID, ending))
+                }
+            }
         }
     }
 
@@ -95,7 +108,13 @@ extension HostLoop {
         let now = ContinuousClock.now
         var problem: String?
         var nextStall: ContinuousClock.Instant?
-        for service in services where service.descriptor.isRequired && service.health.isEnabled {
+        for service in services where service.descriptor.isRequired {
+            // A required service the host no longer runs, or whose restarts gave way.
+            if case .disabled(let reason) = service.health.condition {
+                problem = problem ?? "\(service.name) is disabled: \(reason)"
+                continue
+            }
+            if let failure = service.health.failure { problem = problem ?? "\(service.name) \(failure)" }
             if service.isBusy, let busy = service.busySince {
                 if now - busy.instant >= service.stallLimit {
                     problem = problem ?? "\(service.name) stuck in \(busy.hook) for more than \(service.stallLimit.configText)"

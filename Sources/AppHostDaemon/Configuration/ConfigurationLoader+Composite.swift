@@ -14,10 +14,11 @@ extension ConfigurationLoader {
         for other in others {
             problems.record(entry.error(other, "an entry is one composite: \(kind) and \(other) together", hint: "nest one inside the other, or split them into two entries"))
         }
-        for key in ["type", "settings", "deadline", "launch-deadline"] where table[key] != nil {
+        let ownKeys = ["type", "settings", "deadline", "launch-deadline"] + Self.restartKeys
+        for key in ownKeys where table[key] != nil {
             problems.record(entry.error(key, "a \(kind) has no \(key) of its own", hint: "give each child its own \(key)"))
         }
-        problems.record(entry.unknownKeys(Self.compositeKeys + ["type", "settings", "deadline", "launch-deadline"]))
+        problems.record(entry.unknownKeys(Self.compositeKeys + ownKeys))
         if let parentKind, parentKind != "group", table["required"] != nil {
             problems.record(Self.requiredInChoice(entry, parentKind: parentKind))
         }

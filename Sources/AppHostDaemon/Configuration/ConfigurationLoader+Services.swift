@@ -66,6 +66,7 @@ extension ConfigurationLoader {
         var isRequired = false
         var deadline: Duration?
         var launchDeadline: Duration?
+        var restart = RestartPolicy.temporary
         var settingsValues: [String: SettingValue]? = [:]
         // Where the type was written: `type:`, or `name:` standing in for it.
         var typePath = path
@@ -85,6 +86,7 @@ extension ConfigurationLoader {
             isRequired = problems.read { () throws(ConfigurationError) in try entry.bool("required") } ?? false
             deadline = problems.read { () throws(ConfigurationError) in try self.deadline(entry, "deadline") }
             launchDeadline = problems.read { () throws(ConfigurationError) in try self.deadline(entry, "launch-deadline") }
+            restart = restartPolicy(entry, problems: &problems)
             switch table["settings"] {
             case nil, .null?: break
             case .table(let settings)?: settingsValues = settings
@@ -135,7 +137,7 @@ extension ConfigurationLoader {
         guard problems.count == found, let name else { return (name, nil) }
         return (name, DaemonConfiguration.ServiceEntry(
             name: name, type: type, isRequired: isRequired, deadline: deadline,
-            launchDeadline: launchDeadline, settings: settings, line: line
+            launchDeadline: launchDeadline, restart: restart, settings: settings, line: line
         ))
     }
 

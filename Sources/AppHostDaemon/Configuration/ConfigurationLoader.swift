@@ -23,7 +23,7 @@ package struct ConfigurationLoader: Sendable {
     /// Keys allowed under `host.memory-pressure:`.
     static let memoryPressureKeys = ["enabled", "warning-stall", "critical-stall", "window"]
     /// Keys allowed in one `services:` entry.
-    static let serviceKeys = ["name", "type", "required", "deadline", "launch-deadline", "settings"] + compositeKinds
+    static let serviceKeys = ["name", "type", "required", "deadline", "launch-deadline", "settings"] + restartKeys + compositeKinds
     /// The keys that make an entry a composite, each with its list of children.
     static let compositeKinds = ["first-of", "one-of", "group"]
     /// Keys allowed in a composite entry.

@@ -50,6 +50,8 @@ public struct DaemonConfiguration: Sendable {
         public internal(set) var deadline: Duration?
         /// Launch-hook deadline override; nil uses `host.launch-deadline`.
         public internal(set) var launchDeadline: Duration?
+        /// What the host does when its run loop ends on its own (`restart:` and the keys after it).
+        public internal(set) var restart: RestartPolicy = .temporary
         /// The service's own `settings:` section.
         public internal(set) var settings: ServiceSection
         /// The entry's line in the file, when known.
@@ -76,10 +78,12 @@ public struct DaemonConfiguration: Sendable {
                     composite.kind, children: composite.children.map { $0.descriptor(registry: registry) }
                 ))
             }
-            return ServiceDescriptor(
+            var descriptor = ServiceDescriptor(
                 name: name, type: type, isRequired: isRequired, deadline: deadline, launchDeadline: launchDeadline,
                 configuration: settings, registry: registry
             )
+            descriptor.restart = restart
+            return descriptor
         }
     }
 

@@ -20,7 +20,12 @@ import Musl
 ///     keep-state: 64                 # keep this many bytes of restorable state, new at each hook
 ///     faults:
 ///       - { hook: didEnterBackground, action: hang, duration: 10s }
+///       - { hook: run, action: throw, after: 200ms }   # a supervision drill
 /// ```
+///
+/// Without a `run` fault its run loop waits until the host stops it, so it runs again as often
+/// as its `restart:` policy asks. With one, each start of the run loop is recorded as `run`,
+/// then after `after` it throws or ends.
 ///
 /// Each line is one `O_APPEND` write followed by `fsync`, so other processes can read it at once.
 /// Settings changed on reload are applied live.
@@ -44,6 +49,8 @@ public final class ProbeService: ApplicationService {
             case refuse
             /// Blocks its thread with a synchronous sleep (forever unless `duration`).
             case block
+            /// Ends the run loop without an error (`hook: run` only).
+            case end
         }
 
         /// The event name it applies to; `didReceiveMemoryWarning` matches both levels.
@@ -52,6 +59,8 @@ public final class ProbeService: ApplicationService {
         public var action: Action
         /// How long `hang` or `block` last; nil means forever.
         public var duration: Duration?
+        /// How long the run loop runs before a `run` fault strikes; nil: at once.
+        public var after: Duration?
 
         /// Whether this fault applies to `event`.
         public func matches(_ event: String) -> Bool {
@@ -88,8 +97,8 @@ public final class ProbeService: ApplicationService {
         public var faults: [Fault]
     }
 
-    /// Event names a fault may name.
-    static let faultHooks = LifecycleEvent.allNames + ["didReceiveMemoryWarning"]
+    /// Event names a fault may name; `run` is the run loop.
+    static let faultHooks = LifecycleEvent.allNames + ["didReceiveMemoryWarning", "run"]
     /// Hooks that have an answer to refuse with.
     static let refusableHooks: Set<String> = ["willFinishLaunching", "didFinishLaunching", "didUpdateConfiguration"]
 
@@ -113,14 +122,24 @@ public final class ProbeService: ApplicationService {
         }
         var faults: [Fault] = []
         for section in try configuration.sections("faults") ?? [] {
-            try section.requireOnlyKeys(["hook", "action", "duration"])
+            try section.requireOnlyKeys(["hook", "action", "duration", "after"])
             guard let hook = try section.choice("hook", of: faultHooks) else {
                 throw section.error(nil, "a fault needs a hook", hint: "one of \(faultHooks.joined(separator: ", "))")
             }
             guard let actionName = try section.choice("action", of: Fault.Action.allCases.map(\.rawValue)),
                 let action = Fault.Action(rawValue: actionName)
             else {
-                throw section.error(nil, "a fault needs an action", hint: "one of hang, throw, refuse, block")
+                throw section.error(nil, "a fault needs an action", hint: "one of hang, throw, refuse, block, end")
+            }
+            let after = try section.duration("after")
+            if hook == "run" {
+                guard action == .throw || action == .end else {
+                    throw section.error("action", "the run loop can only throw or end", hint: "action: throw or action: end, with after: for when")
+                }
+            } else if action == .end {
+                throw section.error("action", "only the run loop can end", hint: "use hook: run, or throw to fail a hook")
+            } else if after != nil {
+                throw section.error("after", "only a run fault takes after:", hint: "hang and block take duration:")
             }
             let duration = try section.duration("duration")
             if duration != nil, action != .hang, action != .block {
@@ -129,7 +148,7 @@ public final class ProbeService: ApplicationService {
             if action == .refuse, !refusableHooks.contains(hook) {
                 throw section.error("action", "\(hook) has no answer to refuse", hint: "refuse works on willFinishLaunching, didFinishLaunching and didUpdateConfiguration")
             }
-            faults.append(Fault(hook: hook, action: action, duration: duration))
+            faults.append(Fault(hook: hook, action: action, duration: duration, after: after))
         }
         let keepState = try configuration.int("keep-state", in: 0...65536) ?? 0
         return Settings(recordTo: recordTo, keepState: keepState, faults: faults)
@@ -176,6 +195,23 @@ public final class ProbeService: ApplicationService {
         _ = try await hook(.protectedDataDidBecomeAvailable, application)
     }
 
+    /// Waits until the host stops it, or plays its `run` fault.
+    public func run(_ application: ApplicationHandle) async throws {
+        let current = currentSettings
+        guard let fault = current.faults.first(where: { $0.hook == "run" }) else {
+            let (stopped, keeper) = AsyncStream<Never>.makeStream()
+            for await _ in stopped {}
+            keeper.finish()
+            return
+        }
+        if let path = current.recordTo {
+            try Self.append("\(application.serviceName) run\n", to: path)
+        }
+        if let after = fault.after { try await Task.sleep(for: after) }
+        application.logger.notice("probe fault: \(fault.action.rawValue) in run", metadata: ["event": "run"])
+        if fault.action == .throw { throw InjectedFault(event: "run") }
+    }
+
     public func applicationWillTerminate(_ application: ApplicationHandle) async throws {
         _ = try await hook(.willTerminate, application)
     }
@@ -202,7 +238,7 @@ public final class ProbeService: ApplicationService {
             application.logger.info("probe: \(event.name)", metadata: ["event": "\(event.name)"])
         }
         var answer = true
-        for fault in current.faults where fault.matches(event.name) {
+        for fault in current.faults where fault.hook != "run" && fault.matches(event.name) {
             application.logger.notice("probe fault: \(fault.action.rawValue) in \(event.name)", metadata: ["event": "\(event.name)"])
             switch fault.action {
             case .hang:
@@ -217,6 +253,8 @@ public final class ProbeService: ApplicationService {
                 answer = false
             case .block:
                 Self.blockThread(for: fault.duration)
+            case .end:
+                break
             }
         }
         return answer

@@ -1,0 +1,105 @@
+import Logging
+import ServiceContextModule
+
+/// Supervision: a run loop that ends on its own is restarted, stopped or escalated as its
+/// service's `RestartSupervisor` decides. The end is booked where it arrives; what waits for
+/// hooks (an instance restart, stopping a service) is done between requests, never inside one.
+extension HostLoop {
+    /// Books the end of a run loop the host did not stop.
+    mutating func runLoopEnded(serviceID: Int, runLoopID: Int, _ ending: RunLoopEnding) {
+        guard let index = services.firstIndex(where: { $0.id == serviceID }),
+            services[index].runLoopID == runLoopID, services[index].runLoopStop != nil
+        else { return }
+        services[index].runLoopStop = nil
+        let name = services[index].name
+        let metadata: Logger.Metadata = ["service": "\(name)"]
+        switch ending {
+        case .returned:
+            services[index].logger.notice("run loop returned", metadata: metadata)
+        case .threw(let error):
+            services[index].health.lastError = error
+            services[index].logger.error("run loop ended with an error: \(error)", metadata: metadata)
+        }
+        isHealthCheckDue = true
+        // Terminate wins: nothing restarts once it is pending.
+        guard !machine.isTerminatePending else { return }
+        switch services[index].supervisor?.runEnded(ending, at: .now, jitter: .random(in: 0...1)) {
+        case .restart(let at, let delay, _)?:
+            let pending = services[index].supervisor?.pending
+            services[index].health.pendingRestart = pending
+            services[index].logger.notice("\(name) restarting in \(delay.configText) (\(pending.map { "\($0)" } ?? ""))", metadata: [
+                "service": "\(name)", "restart": "\(pending?.count ?? 0)",
+            ])
+            armTimer(at: at)
+        case .escalate(let reason)?:
+            services[index].health.failure = reason
+            if services[index].descriptor.isRequired {
+                services[index].logger.critical("\(name) \(reason): not restarted again; a required service, so the host is unhealthy", metadata: metadata)
+            } else {
+                services[index].logger.error("\(name) \(reason): not restarted again; an optional service, so it is stopped", metadata: metadata)
+            }
+        case .leave?, nil:
+            break
+        }
+    }
+
+    /// The first service whose supervision has a step due now: a restart whose delay passed,
+    /// or an optional service to stop after its restarts gave way.
+    func dueSupervision(at now: ContinuousClock.Instant) -> Int? {
+        services.indices.first { index in
+            let service = services[index]
+            if service.supervisor?.isDue(at: now) == true { return true }
+            return service.health.failure != nil && !service.descriptor.isRequired && service.health.isEnabled
+        }
+    }
+
+    /// Wakes the loop when the next waiting restart is due (a wake armed for an earlier instant
+    /// does not arm the later ones).
+    mutating func armRestartWake() {
+        if let next = services.compactMap({ $0.supervisor?.dueAt }).min() { armTimer(at: next) }
+    }
+
+    /// Carries out `services[index]`'s due step as a request of its own.
+    mutating func supervise(_ index: Int, group: inout DiscardingTaskGroup) async {
+        if let failure = services[index].health.failure {
+            await terminateOne(index, group: &group)
+            services[index].disable(reason: failure)
+        } else if services[index].descriptor.restart.scope == .instance {
+            await restartInstance(index, group: &group)
+        } else {
+            startRunLoop(index, group: &group)
+            announceRestart(of: services[index].id)
+        }
+        await finishRequest(group: &group)
+    }
+
+    /// A full restart: `willTerminate` to the old instance, a new one from its factory with its
+    /// restorable state, its launch hooks and the events to the host's state, in its place in
+    /// the order; its supervision carries over.
+    mutating func restartInstance(_ index: Int, group: inout DiscardingTaskGroup) async {
+        let old = services[index]
+        await terminateOne(index, group: &group)
+        let instance: any ApplicationService
+        do {
+            instance = try old.descriptor.makeService()
+        } catch {
+            services[index].logger.error("\(old.name) could not be built again: \(error)", metadata: ["service": "\(old.name)"])
+            services[index].disable(reason: "could not be built again: \(error)")
+            return
+        }
+        let id = await launchIntoCurrentState(old.descriptor, service: instance, replacing: index, supervisor: old.supervisor, group: &group)
+        announceRestart(of: id)
+    }
+
+    /// The restart's log line and bus message, once the run loop runs again.
+    mutating func announceRestart(of serviceID: Int) {
+        guard let index = services.firstIndex(where: { $0.id == serviceID }), services[index].runLoopStop != nil else { return }
+        let service = services[index]
+        let restarts = service.supervisor?.total ?? 0
+        services[index].health.pendingRestart = nil
+        service.logger.notice("\(service.name) restarted (\(restarts) in this run)", metadata: ["service": "\(service.name)", "restart": "\(restarts)"])
+        var error: String?
+        if case .threw(let text)? = service.supervisor?.lastEnding { error = text }
+        bus.publish(ServiceDidRestart(service: service.name, restarts: restarts, scope: service.descriptor.restart.scope, error: error))
+    }
+}
