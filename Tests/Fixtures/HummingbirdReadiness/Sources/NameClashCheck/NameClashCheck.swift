@@ -67,6 +67,8 @@ extension ProcessEnvironment {}
 extension ReadinessCondition {}
 extension ReceivedFileDescriptors {}
 extension RecordedHookCall {}
+extension RestartAttempt {}
+extension RestartPolicy {}
 extension RestorableSharedStateKey {}
 extension RestorableState {}
 extension RestorableStateFileEdge {}
@@ -76,6 +78,7 @@ extension RestorableStateReadError {}
 extension RestorableStateStorage {}
 extension ServiceComposite {}
 extension ServiceDescriptor {}
+extension ServiceDidRestart {}
 extension ServiceHealth {}
 extension ServiceRegistry {}
 extension ServiceSection {}
