@@ -29,6 +29,10 @@ public struct LaunchOptions: Sendable, Hashable, Codable {
     /// Why the previous run ended, where it can be told (`ExitCause`); nil on a first launch
     /// and without a `LaunchStateStorage` that knows.
     public var previousExitCause: ExitCause?
+    /// Why the previous run was unhealthy when it ended uncleanly (`HostStatus.healthProblem`:
+    /// `outbox failed 6 times in 60s`), so a launch after systemd's watchdog can say which
+    /// service it was; nil when it was healthy or ended cleanly.
+    public var previousHealthProblem: String?
     /// When this launch began, as the `LaunchStateStorage` read the clock; nil without one (the
     /// core has no wall clock of its own).
     public var launchDate: UnixTime?
@@ -46,6 +50,7 @@ public struct LaunchOptions: Sendable, Hashable, Codable {
         installationID: InstallationID,
         previousExit: PreviousExit,
         previousExitCause: ExitCause? = nil,
+        previousHealthProblem: String? = nil,
         launchDate: UnixTime? = nil,
         restoredState: [UInt8]? = nil,
         launchesIntoBackground: Bool = false
@@ -55,6 +60,7 @@ public struct LaunchOptions: Sendable, Hashable, Codable {
         self.installationID = installationID
         self.previousExit = previousExit
         self.previousExitCause = previousExitCause
+        self.previousHealthProblem = previousHealthProblem
         self.launchDate = launchDate
         self.restoredState = restoredState
         self.launchesIntoBackground = launchesIntoBackground

@@ -13,9 +13,15 @@ public protocol LaunchStateStorage: Sendable {
     /// Returns a remark for the log when something had to be repaired on the way (the state
     /// was deleted while the run went on and was written again from `options`).
     func markCleanExit(of options: LaunchOptions) throws -> String?
+    /// Keeps why the run is unhealthy now (nil: healthy again) beside the run's in-progress
+    /// mark, for the next launch's `previousHealthProblem` if this run ends uncleanly (systemd's
+    /// watchdog). The host calls it when its health changes.
+    func recordHealthProblem(_ problem: String?) throws
 }
 
 extension LaunchStateStorage {
     /// Nothing to do for a store whose `beginLaunch()` is durable when it returns.
     public func makeLaunchDurable() throws {}
+    /// A store that does not keep the health problem.
+    public func recordHealthProblem(_ problem: String?) throws {}
 }

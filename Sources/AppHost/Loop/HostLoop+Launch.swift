@@ -276,5 +276,8 @@ extension HostLoop {
         default:
             logger.notice("launch \(options.launchCount); the previous run ended: \(cause)", metadata: metadata)
         }
+        if let problem = options.previousHealthProblem {
+            logger.notice("the previous run was unhealthy when it ended: \(problem)", metadata: ["health": "\(problem)", "exit_cause": "\(cause)"])
+        }
     }
 }

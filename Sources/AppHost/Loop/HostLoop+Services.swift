@@ -132,5 +132,10 @@ extension HostLoop {
             logger.notice("healthy again (was: \(healthProblem ?? ""))")
         }
         healthProblem = problem
+        do {
+            try configuration.launchState?.recordHealthProblem(problem)
+        } catch {
+            logger.warning("could not keep the health problem for the next launch: \(error)")
+        }
     }
 }

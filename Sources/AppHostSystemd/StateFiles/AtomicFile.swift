@@ -112,10 +112,23 @@ package enum AtomicFile {
     /// Creates or truncates `path` with `data`, without a sync of its own: for a marker whose
     /// existence is what counts. The directory sync that follows (`syncDirectory(of:)`, or a
     /// later `write` into the same directory) makes the entry durable.
+    /// Something else in its place (a FIFO, which would block the open, a symbolic link, an
+    /// empty directory) is removed first and a file made.
     static func writeMarker(_ data: [UInt8], to path: String, permissions: mode_t = 0o600) throws(Failure) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, permissions)
+        var fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, permissions)
+        var status = stat()
+        if fd >= 0, fstat(fd, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+            close(fd)
+            fd = -1
+            errno = ENXIO
+        }
+        if fd < 0, [ELOOP, ENXIO, EISDIR].contains(errno) {
+            if unlink(path) != 0, errno == EISDIR || errno == EPERM { rmdir(path) }
+            fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, permissions)
+        }
         guard fd >= 0 else { throw Failure(operation: "open", path: path, code: errno) }
         defer { close(fd) }
+        guard ftruncate(fd, 0) == 0 else { throw Failure(operation: "ftruncate", path: path, code: errno) }
         let written = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
         guard written == data.count else { throw Failure(operation: "write", path: path, code: written < 0 ? errno : EIO) }
     }

@@ -90,6 +90,7 @@ public struct LaunchStateFiles: LaunchStateStorage {
         }
         let markerFound = cutShort || access(markerPath, F_OK) == 0
         let recorded = takeExitRecord()
+        let healthProblem = markerFound ? readMarkedHealthProblem() : nil
         let record = Record(
             installationID: previous?.installationID ?? InstallationID(),
             launchCount: (previous?.launchCount ?? 0) + 1,
@@ -107,6 +108,7 @@ public struct LaunchStateFiles: LaunchStateStorage {
             installationID: record.installationID,
             previousExit: previous == nil ? (markerFound ? .unclean : .none) : (markerFound ? .unclean : .clean),
             previousExitCause: recorded ?? (markerFound ? .unknown : (previous == nil ? nil : .clean)),
+            previousHealthProblem: healthProblem,
             launchDate: now
         )
     }
