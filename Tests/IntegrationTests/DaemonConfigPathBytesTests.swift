@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 import Testing
 
@@ -37,8 +38,7 @@ extension IntegrationSuites {
         @Test("apphostd check --config with a Latin-1 file name: the file opens; a missing one is named with the byte escaped")
         func nonUTF8ConfigPath() throws {
             let binary = try #require(IntegrationEnvironment.apphostdBinary)
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("apphostd-bytes-\(UUID().uuidString.prefix(8))").path
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let directory = try makeTemporaryDirectory("apphostd-bytes")
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let name: [UInt8] = Array("\(directory)/caf".utf8) + [0xE9] + Array(".yaml".utf8)
             let fd = (name + [0]).withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_WRONLY | O_CREAT | O_TRUNC, 0o600) } }

@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 import Testing
 
@@ -24,8 +25,7 @@ extension IntegrationSuites {
             let foundation = linked.stdout.split(separator: "\n").filter { $0.contains("10Foundation") || $0.contains("20FoundationEssentials") }
             #expect(foundation.isEmpty, "the release build links Foundation (\(foundation.count) symbols)")
 
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("apphostd-install-\(UUID().uuidString.prefix(8))").path
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let directory = try makeTemporaryDirectory("apphostd-install")
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let installed = directory + "/apphostd"
             let install = try await ProcessRunner.run(["install", "-s", "-m", "0755", built, installed])

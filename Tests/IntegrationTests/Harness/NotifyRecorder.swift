@@ -151,8 +151,7 @@ final class NotifyRecorder: Sendable {
         guard let binary = IntegrationEnvironment.apphostdBinary else {
             throw HarnessError("no apphostd binary: \(IntegrationEnvironment.directDaemonProblem ?? "?")")
         }
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("apphostd-notify-\(UUID().uuidString.prefix(8))").path
+        let directory = try makeTemporaryDirectory("apphostd-notify")
         try FileManager.default.createDirectory(atPath: directory + "/state", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try prepare(directory)

@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 
 /// Runs child processes without blocking a cooperative thread, capturing their output in files.
@@ -41,9 +42,7 @@ enum ProcessRunner {
         guard let program = argv.first, let executable = resolve(program) else {
             throw HarnessError("cannot find program \(argv.first ?? "<empty argv>")")
         }
-        let scratch = FileManager.default.temporaryDirectory
-            .appendingPathComponent("apphostd-it-run-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        let scratch = URL(fileURLWithPath: try makeTemporaryDirectory("apphostd-it-run"))
         defer { try? FileManager.default.removeItem(at: scratch) }
         let outURL = scratch.appendingPathComponent("stdout")
         let errURL = scratch.appendingPathComponent("stderr")
