@@ -269,42 +269,6 @@ final class SystemManager: Sendable {
         return values
     }
 
-    /// The cursor of the journal's newest record, to read only what comes after it.
-    func journalCursor() async throws -> String? {
-        let result = try await run(["journalctl", "-n", "1", "-o", "json", "--no-pager", "-q"])
-        return result.stdout.split(separator: "\n").last.flatMap { SystemdSandbox.decodeRecord($0) }?["__CURSOR"]
-    }
-
-    /// Journal records matching `matches` (options such as `-u UNIT` or `FIELD=value`), after
-    /// `cursor` when given, oldest first.
-    ///
-    /// Why `--cursor` and not `--after-cursor`: with matches, journalctl 252 seeks to the cursor
-    /// and skips one record more, which is the first match when the cursor's own record does not
-    /// match. `--cursor` starts at the first match from the cursor on; the cursor's own record,
-    /// when it matches, is dropped here.
-    func journal(_ matches: [String], after cursor: String? = nil) async throws -> [[String: String]] {
-        var argv = ["journalctl", "-o", "json", "--no-pager", "-q"]
-        if let cursor { argv.append("--cursor=\(cursor)") }
-        let result = try await run(argv + matches)
-        if !result.succeeded, result.stdout.isEmpty, !result.stderr.isEmpty, !result.stderr.contains("No entries") {
-            throw HarnessError("journalctl failed: \(result)")
-        }
-        return result.stdout.split(separator: "\n").compactMap { SystemdSandbox.decodeRecord($0) }
-            .filter { cursor == nil || $0["__CURSOR"] != cursor }
-    }
-
-    /// The unit's journal as `[PRIORITY] IDENTIFIER: MESSAGE` lines (after `cursor`), for failure
-    /// messages.
-    func journalText(unit: String, after cursor: String? = nil, count: Int = 40) async -> String {
-        guard let records = try? await journal(["-u", unit], after: cursor) else { return "(journal unreadable)" }
-        return records.suffix(count).map(Self.line).joined(separator: "\n")
-    }
-
-    /// One record as `[PRIORITY] IDENTIFIER[TRANSPORT]: MESSAGE`.
-    static func line(_ record: [String: String]) -> String {
-        "[\(record["PRIORITY"] ?? "-")] \(record["SYSLOG_IDENTIFIER"] ?? record["_COMM"] ?? "?")[\(record["_TRANSPORT"] ?? "?")]: \(record["MESSAGE"] ?? "")"
-    }
-
     /// Writes `text` to `path` inside the container (through the root directory on the host).
     func write(_ text: String, to path: String, mode: mode_t = 0o644) throws {
         let hostPath = root + path
