@@ -1,4 +1,5 @@
 import AppHost
+import AppHostTestSupport
 import CAppHostShims
 import Foundation
 import Glibc

@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 import Testing
 
@@ -7,8 +8,7 @@ import Testing
 @Suite struct ReadinessConditionTests {
     /// The next datagram, read on a thread of its own so no test pool thread blocks in recv.
     static func datagram(_ receiver: DatagramReceiver) async -> String? {
-        nonisolated(unsafe) let receiver = receiver
-        return await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+        await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
             Thread { continuation.resume(returning: receiver.receive()) }.start()
         }
     }

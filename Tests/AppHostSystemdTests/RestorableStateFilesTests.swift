@@ -1,5 +1,6 @@
 import AppHost
 import AppHostTestKit
+import AppHostTestSupport
 import Glibc
 import Testing
 

@@ -1,4 +1,5 @@
 @testable import AppHostSystemd
+import AppHostTestSupport
 import Foundation
 import Glibc
 import Testing

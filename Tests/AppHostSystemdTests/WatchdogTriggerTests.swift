@@ -1,3 +1,4 @@
+import AppHostTestSupport
 import Foundation
 import Testing
 

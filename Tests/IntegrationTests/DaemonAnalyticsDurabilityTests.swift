@@ -113,7 +113,7 @@ extension IntegrationSuites {
             // (summary written, then the log truncated) happen all the time, so kills land in them.
             try Self.config(flushInterval: "10ms", compactAfter: "1KiB", stateDirectory: stateDirectory)
                 .write(toFile: configPath, atomically: true, encoding: .utf8)
-            let notify = try NotifyListener(path: directory + "/notify")
+            let notify = try DatagramReceiver(directory + "/notify")
             defer { notify.close() }
 
             let clock = ContinuousClock()
@@ -126,7 +126,7 @@ extension IntegrationSuites {
             var totalTransitions = 0
             for iteration in 0..<iterations {
                 let logPath = directory + "/run-\(iteration).log"
-                let process = try DirectDaemon.spawn(binary: binary, arguments: ["run", "--config", configPath], notifySocket: notify.path, logPath: logPath)
+                let process = try DirectDaemon.spawn(binary: binary, arguments: ["run", "--config", configPath], notifySocket: notify.notifySocket, logPath: logPath)
                 var statuses: [String] = []
                 var ready = false
                 var criticalSent = 0
@@ -138,9 +138,9 @@ extension IntegrationSuites {
                 } else {
                     let readyBy = clock.now + .seconds(15)
                     while !ready, clock.now < readyBy, process.isRunning {
-                        let messages = notify.drain()
-                        ready = messages.contains { $0.ready }
-                        statuses += messages.compactMap(\.status)
+                        let messages = notify.receiveAll().map(DatagramReceiver.fields)
+                        ready = messages.contains { $0["READY"] == "1" }
+                        statuses += messages.compactMap { $0["STATUS"] }
                         if !ready { try await Task.sleep(for: .milliseconds(1)) }
                     }
                     if !ready {
@@ -156,14 +156,14 @@ extension IntegrationSuites {
                         next += 1
                         process.kill(Self.signalNumbers[name]!)
                         if name == "SIGRTMIN+18" { criticalSent += 1 }
-                        statuses += notify.drain().compactMap(\.status)
+                        statuses += notify.receiveAll().compactMap { DatagramReceiver.fields($0)["STATUS"] }
                         try await Task.sleep(for: .milliseconds(2))
                     }
                 }
                 process.kill(SIGKILL)
                 let status = process.reap()
                 // Whatever the daemon sent before it died is queued on our socket.
-                statuses += notify.drain().compactMap(\.status)
+                statuses += notify.receiveAll().compactMap { DatagramReceiver.fields($0)["STATUS"] }
                 let context = "run \(iteration) (killed during launch: \(duringLaunch), \(status)), statuses \(statuses)\nfiles kept in \(directory)\n\(Self.tail(logPath))"
                 #expect(status == .signaled(SIGKILL), "\(context)")
 
@@ -209,11 +209,11 @@ extension IntegrationSuites {
             // A clean run over what the kills left: starts, counts an unclean previous exit, and a
             // SIGTERM flushes its launch and termination.
             let logPath = directory + "/final.log"
-            let process = try DirectDaemon.spawn(binary: binary, arguments: ["run", "--config", configPath], notifySocket: notify.path, logPath: logPath)
+            let process = try DirectDaemon.spawn(binary: binary, arguments: ["run", "--config", configPath], notifySocket: notify.notifySocket, logPath: logPath)
             var ready = false
             let readyBy = clock.now + .seconds(15)
             while !ready, clock.now < readyBy, process.isRunning {
-                ready = notify.drain().contains { $0.ready }
+                ready = notify.receiveAll().contains { DatagramReceiver.fields($0)["READY"] == "1" }
                 if !ready { try await Task.sleep(for: .milliseconds(1)) }
             }
             process.kill(SIGTERM)
@@ -299,63 +299,6 @@ struct AnalyticsCounts: Decodable, Sendable, CustomStringConvertible {
         } catch {
             throw HarnessError("apphostd analytics --json printed no valid report: \(error)\n\(result.stdout)")
         }
-    }
-}
-
-/// A `NOTIFY_SOCKET` of our own: a datagram socket that collects what a daemon started outside
-/// systemd sends (`READY=1`, `STATUS=`).
-final class NotifyListener {
-    struct Message {
-        var ready: Bool
-        var status: String?
-    }
-
-    let path: String
-    private let fd: Int32
-
-    init(path: String) throws {
-        self.path = path
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw HarnessError("socket: errno \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw HarnessError("socket path too long: \(path)") }
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            buffer.copyBytes(from: bytes)
-            buffer[bytes.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw HarnessError("bind \(path): errno \(code)")
-        }
-    }
-
-    /// Every datagram waiting now, without blocking.
-    func drain() -> [Message] {
-        var messages: [Message] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if count < 0 { if errno == EINTR { continue } else { break } }
-            let text = String(decoding: buffer[..<count], as: UTF8.self)
-            var message = Message(ready: false, status: nil)
-            for line in text.split(separator: "\n") {
-                if line == "READY=1" { message.ready = true }
-                if line.hasPrefix("STATUS=") { message.status = String(line.dropFirst("STATUS=".count)) }
-            }
-            messages.append(message)
-        }
-        return messages
-    }
-
-    func close() {
-        Glibc.close(fd)
-        unlink(path)
     }
 }
 

@@ -33,14 +33,7 @@ final class NotifyRecorder: Sendable {
         let arrival: ContinuousClock.Instant
 
         /// The `KEY=value` lines as a dictionary.
-        var fields: [String: String] {
-            var fields: [String: String] = [:]
-            for line in text.split(separator: "\n") {
-                guard let equals = line.firstIndex(of: "=") else { continue }
-                fields[String(line[..<equals])] = String(line[line.index(after: equals)...])
-            }
-            return fields
-        }
+        var fields: [String: String] { DatagramReceiver.fields(text) }
 
         /// The `STATUS=` text, if the datagram carries one.
         var status: String? { fields["STATUS"] }
@@ -121,7 +114,7 @@ final class NotifyRecorder: Sendable {
     var socketPath: String { directory + "/notify.sock" }
 
     private let recording: Recording
-    private let socket: Int32
+    private let socket: DatagramReceiver
     private let stopReading = Flag()
     private let readerDone = Flag()
     private let process: Process
@@ -181,31 +174,9 @@ final class NotifyRecorder: Sendable {
         try text.write(toFile: directory + "/apphostd.yaml", atomically: true, encoding: .utf8)
 
         // The socket systemd would own: AF_UNIX, SOCK_DGRAM, bound to a path.
-        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw HarnessError("socket: \(String(cString: strerror(errno)))") }
-        var buffer: Int32 = 4 << 20
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, socklen_t(MemoryLayout<Int32>.size))
         let path = directory + "/notify.sock"
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let pathBytes = Array(path.utf8)
-        guard pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            close(fd)
-            throw HarnessError("socket path too long: \(path)")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: pathBytes)
-            raw[pathBytes.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0 else {
-            let message = String(cString: strerror(errno))
-            close(fd)
-            throw HarnessError("bind \(path): \(message)")
-        }
-        socket = fd
+        let socket = try DatagramReceiver(path, receiveBufferSize: 4 << 20)
+        self.socket = socket
 
         _ = FileManager.default.createFile(atPath: directory + "/stderr", contents: nil)
         let stderrHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/stderr"))
@@ -226,7 +197,7 @@ final class NotifyRecorder: Sendable {
 
         // The reader starts before the child, so not even its first datagram can be missed.
         let reader = Thread { [recording, stopReading, readerDone] in
-            Self.read(socket: fd, into: recording, until: stopReading)
+            Self.read(socket: socket, into: recording, until: stopReading)
             readerDone.set()
         }
         reader.name = "notify-recorder"
@@ -240,8 +211,7 @@ final class NotifyRecorder: Sendable {
         do {
             try process.run()
         } catch {
-            // The reader ends within its poll interval; the socket stays open until then (leaked,
-            // on this failure path only).
+            // The reader ends within its poll interval; the socket closes when it lets go of it.
             stopReading.set()
             throw HarnessError("cannot run \(binary): \(error)")
         }
@@ -251,16 +221,11 @@ final class NotifyRecorder: Sendable {
     }
 
     /// The reader thread: one `recv` per datagram, timestamped at once.
-    private static func read(socket fd: Int32, into recording: Recording, until stop: Flag) {
-        var buffer = [UInt8](repeating: 0, count: 65536)
+    private static func read(socket: DatagramReceiver, into recording: Recording, until stop: Flag) {
         while !stop.isSet {
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, 50)
-            if ready <= 0 { continue }
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            guard count > 0 else { continue }
+            guard let text = socket.receive(withinMilliseconds: 50), !text.isEmpty else { continue }
             let arrival = ContinuousClock.now
-            recording.append(String(decoding: buffer[0..<count], as: UTF8.self), arrival: arrival)
+            recording.append(text, arrival: arrival)
         }
     }
 
@@ -272,7 +237,7 @@ final class NotifyRecorder: Sendable {
         }
         stopReading.set()
         _ = await eventually(timeout: .seconds(2), every: .milliseconds(10)) { readerDone.isSet }
-        close(socket)
+        socket.close()
     }
 
     // MARK: Config
