@@ -9,7 +9,8 @@ import Testing
 
 // MARK: Support shared by the session-lock and notification tests
 
-/// A service that records the name of every hook it receives.
+/// A service that records the name of every hook it receives, and with the protected-data hooks
+/// whether the session was locked when they ran, which the test kit's recorded calls do not say.
 struct HookRecordingService: ApplicationService {
     let events: TestLog<String>
 
@@ -119,10 +120,9 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         let path = directory + "/secret"
         try writeSecret("grace", to: path)
         let service = try lockService(["secret-file": .string(path), "grace-period": .string("1s")])
-        let events = TestLog<String>()
         let statuses = TestLog<SessionLockStatus>()
         try await withRunningHost([
-            ServiceDescriptor(name: "recorder", service: HookRecordingService(events: events)),
+            ServiceDescriptor(name: "recorder", service: IdleService()),
             ServiceDescriptor(name: "session-lock", service: service),
         ]) { host in
             let stream = host.bus.subscribe(to: SessionLockStatus.self)
@@ -139,14 +139,14 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
                 // misfire. (A grace period of a second: a loaded machine can take 300 ms between
                 // two requests, and the lock would then be right to come.)
                 try await Task.sleep(for: .milliseconds(1200))
-                #expect(!events.all.contains { $0.hasPrefix("protectedData") })
+                #expect(!host.calls.all.contains { $0.service == "recorder" && [.protectedDataWillBecomeUnavailable, .protectedDataDidBecomeAvailable].contains($0.event) })
                 #expect(service.hasSecret)
                 #expect(!service.isLocked)
 
                 // Without a return, the lock comes once the grace period is over, not before.
                 let start = ContinuousClock.now
                 try await host.enterBackground()
-                #expect(await events.first { $0.hasPrefix("protectedDataWillBecomeUnavailable") } != nil)
+                #expect(await host.calls.first { $0 == RecordedHookCall("recorder", .protectedDataWillBecomeUnavailable) } != nil)
                 #expect(ContinuousClock.now - start >= .seconds(1))
                 #expect(!service.hasSecret)
             }
@@ -157,14 +157,13 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         let directory = try makeTemporaryDirectory("apphost-session")
         let path = directory + "/absent"
         let service = try lockService(["secret-file": .string(path)])
-        let events = TestLog<String>()
         let logs = CapturedLogs()
         try await withRunningHost([
-            ServiceDescriptor(name: "recorder", service: HookRecordingService(events: events)),
+            ServiceDescriptor(name: "recorder", service: IdleService()),
             ServiceDescriptor(name: "session-lock", service: service),
         ], logs: logs) { host in
             // Starts locked: the host fans out the lock although nothing went to the background.
-            #expect(await events.first { $0.hasPrefix("protectedDataWillBecomeUnavailable") } != nil)
+            #expect(await host.calls.first { $0 == RecordedHookCall("recorder", .protectedDataWillBecomeUnavailable) } != nil)
             let launchError = await logs.first { $0.level == .error && $0.message.contains("session starts locked") }
             #expect(launchError?.message.contains(path) == true)
             #expect(launchError?.message.contains("does not exist") == true)
@@ -180,7 +179,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
             try writeSecret("now-here", to: path)
             try await host.enterBackground()
             try await host.enterForeground()
-            #expect(await events.first { $0.hasPrefix("protectedDataDidBecomeAvailable") } != nil)
+            #expect(await host.calls.first { $0 == RecordedHookCall("recorder", .protectedDataDidBecomeAvailable) } != nil)
             #expect(service.hasSecret)
         }
     }
@@ -287,16 +286,15 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         let directory = try makeTemporaryDirectory("apphost-session")
         try writeSecret("from-systemd", to: directory + "/session-secret", mode: 0o400)
         let service = try lockService(["credential": .string("session-secret")], environment: ["CREDENTIALS_DIRECTORY": directory])
-        let events = TestLog<String>()
         try await withRunningHost([
-            ServiceDescriptor(name: "recorder", service: HookRecordingService(events: events)),
+            ServiceDescriptor(name: "recorder", service: IdleService()),
             ServiceDescriptor(name: "session-lock", service: service),
         ]) { host in
             #expect(service.hasSecret)
             try await host.enterBackground()
-            #expect(await events.first { $0.hasPrefix("protectedDataWillBecomeUnavailable") } != nil)
+            #expect(await host.calls.first { $0 == RecordedHookCall("recorder", .protectedDataWillBecomeUnavailable) } != nil)
             try await host.enterForeground()
-            #expect(await events.first { $0.hasPrefix("protectedDataDidBecomeAvailable") } != nil)
+            #expect(await host.calls.first { $0 == RecordedHookCall("recorder", .protectedDataDidBecomeAvailable) } != nil)
             #expect(service.hasSecret)
         }
 
@@ -313,9 +311,8 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
         let path = directory + "/secret"
         try writeSecret("elsewhere", to: path)
         let service = try lockService(["secret-file": .string(path)])
-        let events = TestLog<String>()
         try await withRunningHost([
-            ServiceDescriptor(name: "recorder", service: HookRecordingService(events: events)),
+            ServiceDescriptor(name: "recorder", service: IdleService()),
             ServiceDescriptor(name: "session-lock", service: service),
         ]) { host in
             try await host.setSessionLocked(true)
@@ -323,7 +320,7 @@ func writeSecret(_ content: String, to path: String, mode: Int = 0o600) throws {
             #expect(service.isLocked)
             try await host.enterBackground()
             try await host.enterForeground()
-            #expect(await events.first { $0.hasPrefix("protectedDataDidBecomeAvailable") } != nil)
+            #expect(await host.calls.first { $0 == RecordedHookCall("recorder", .protectedDataDidBecomeAvailable) } != nil)
             #expect(service.hasSecret)
             #expect(!service.isLocked)
         }

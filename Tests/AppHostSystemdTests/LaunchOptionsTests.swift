@@ -1,41 +1,27 @@
 import AppHost
 import AppHostSystemd
+import AppHostTestKit
 import AppHostTestSupport
 import Foundation
-import Synchronization
 import Testing
-
-/// The hook calls a service got, in order.
-final class Journal: Sendable {
-    private let storage = Mutex<[String]>([])
-    var entries: [String] { storage.withLock { $0 } }
-    func record(_ entry: String) { storage.withLock { $0.append(entry) } }
-}
-
-/// Records its launch hooks.
-struct LaunchRecorder: ApplicationService {
-    let journal: Journal
-    func application(_ application: ApplicationHandle, willFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
-        journal.record("willFinishLaunching")
-        return true
-    }
-}
 
 /// The launch state store of a state directory, through the host.
 @Suite struct LaunchOptionsTests {
-    func host(in directory: String?, journal: Journal) throws -> PluggableApplicationHost {
-        try PluggableApplicationHost(
-            services: [ServiceDescriptor(name: "a", service: LaunchRecorder(journal: journal))],
-            configuration: .init(launchState: directory.map { LaunchStateFiles(directory: $0) }, stateDirectory: directory)
-        )
+    static var services: [ServiceDescriptor] { [ServiceDescriptor(name: "a", service: IdleService())] }
+
+    static func configuration(_ directory: String?) -> PluggableApplicationHost.Configuration {
+        .init(launchState: directory.map { LaunchStateFiles(directory: $0) }, stateDirectory: directory)
+    }
+
+    func host(in directory: String?) throws -> PluggableApplicationHost {
+        try PluggableApplicationHost(services: Self.services, configuration: Self.configuration(directory))
     }
 
     @Test func firstLaunchThenCleanRestore() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let journal = Journal()
 
-        let first = try host(in: directory, journal: journal)
+        let first = try host(in: directory)
         let options = try await first.withRunning {
             let options = try await first.launched()
             #expect(options.kind == .firstLaunch)
@@ -48,7 +34,7 @@ struct LaunchRecorder: ApplicationService {
             return options
         }
 
-        let second = try host(in: directory, journal: journal)
+        let second = try host(in: directory)
         try await second.withRunning {
             let restored = try await second.launched()
             #expect(restored.kind == .restore)
@@ -61,9 +47,8 @@ struct LaunchRecorder: ApplicationService {
     @Test func uncleanPreviousExit() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let journal = Journal()
 
-        let crashed = try host(in: directory, journal: journal)
+        let crashed = try host(in: directory)
         let options = try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try? await crashed.run() }
             let options = try await crashed.launched()
@@ -73,7 +58,7 @@ struct LaunchRecorder: ApplicationService {
             return options
         }
 
-        let next = try host(in: directory, journal: journal)
+        let next = try host(in: directory)
         try await next.withRunning {
             let restored = try await next.launched()
             #expect(restored.kind == .restore)
@@ -83,7 +68,7 @@ struct LaunchRecorder: ApplicationService {
             #expect(restored.installationID == options.installationID)
         }
 
-        let third = try host(in: directory, journal: journal)
+        let third = try host(in: directory)
         try await third.withRunning {
             let options = try await third.launched()
             #expect(options.previousExit == .clean)
@@ -94,16 +79,15 @@ struct LaunchRecorder: ApplicationService {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try Data("{not json".utf8).write(to: URL(fileURLWithPath: directory + "/launch-state.json"))
-        let journal = Journal()
-        let host = try host(in: directory, journal: journal)
-        try await host.withRunning {
+        // The test kit's host records every hook call: none may come.
+        try await withTestHost(Self.services, configuration: Self.configuration(directory)) { host in
             let failure = await #expect(throws: LaunchFailure.self) { try await host.launched() }
             guard case .stateDirectory(let reason)? = failure?.reason else {
                 Issue.record("expected a state directory failure, got \(String(describing: failure))")
                 return
             }
             #expect(reason.contains("launch-state.json"))
-            #expect(journal.entries.isEmpty)
+            #expect(host.calls.all.isEmpty)
             #expect(host.state == .notRunning)
             let kept = try String(contentsOfFile: directory + "/launch-state.json", encoding: .utf8)
             #expect(kept == "{not json")
@@ -111,8 +95,7 @@ struct LaunchRecorder: ApplicationService {
     }
 
     @Test func withoutStateDirectoryEveryLaunchIsFirst() async throws {
-        let journal = Journal()
-        let host = try host(in: nil, journal: journal)
+        let host = try host(in: nil)
         try await host.withRunning {
             let options = try await host.launched()
             #expect(options.kind == .firstLaunch)
@@ -134,7 +117,7 @@ struct LaunchRecorder: ApplicationService {
         let live = directory + "/launch-state.json.tmp-1"
         for path in [dead, live] { #expect(FileManager.default.createFile(atPath: path, contents: Data("{".utf8))) }
 
-        let host = try host(in: directory, journal: Journal())
+        let host = try host(in: directory)
         try await host.withRunning {
             let options = try await host.launched()
             #expect(options.launchCount == 1)
@@ -148,7 +131,7 @@ struct LaunchRecorder: ApplicationService {
         let root = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let directory = root + "/state"
-        let first = try host(in: directory, journal: Journal())
+        let first = try host(in: directory)
         let options = try await first.withRunning {
             let options = try await first.launched()
             try FileManager.default.removeItem(atPath: directory)
@@ -156,7 +139,7 @@ struct LaunchRecorder: ApplicationService {
         }
         #expect(FileManager.default.fileExists(atPath: directory + "/launch-state.json"))
 
-        let next = try host(in: directory, journal: Journal())
+        let next = try host(in: directory)
         try await next.withRunning {
             let restored = try await next.launched()
             #expect(restored.kind == .restore)

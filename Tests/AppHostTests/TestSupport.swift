@@ -85,7 +85,9 @@ struct TestError: Error, CustomStringConvertible {
 }
 
 /// A service that writes `"name:event"` to the journal at the start of every hook, and can be
-/// told to refuse, throw or hang in chosen hooks.
+/// told to refuse, throw or hang in chosen hooks. Kept beside the test kit's recording
+/// (`withTestHost`): these tests build the host under test themselves, and their record holds
+/// the run loop's start and cancellation, which the kit's does not.
 struct Recorder: ApplicationService {
     enum LaunchAnswer: Sendable { case accept, refuse, fail }
 
