@@ -65,6 +65,31 @@ extension IntegrationSuites.SystemManagerTests {
         return try await waitForStatus(system, "the daemon running in the foreground", isActiveAndForeground)
     }
 
+    /// The installed config with `host` added under `host:` and a fifth service, `entry`, at the
+    /// end; `body` runs with it installed and the daemon restarted on it (and running, five
+    /// services), then the config is put back and the daemon restarted on that.
+    static func withAFifthService(_ system: SystemManager, host: String = "", entry: String, _ body: () async throws -> Void) async throws {
+        let good = try system.read(configPath)
+        var changed = good.replacingOccurrences(of: "\nhost:\n", with: "\nhost:\n" + host)
+        try #require(host.isEmpty || changed != good, "the installed config has no 'host:' line")
+        changed += (changed.hasSuffix("\n") ? "" : "\n") + entry
+        try system.write(changed, to: configPath)
+        do {
+            try await system.systemctl("reset-failed", unit)
+            let restart = try await system.systemctl("restart", unit, timeout: .seconds(120))
+            #expect(restart.succeeded, "\(restart)")
+            try await waitForStatus(system, "running with a fifth service") { $0["StatusText"]?.hasPrefix("active · 5 services") == true }
+            try await body()
+        } catch {
+            Issue.record(error)
+        }
+        try system.write(good, to: configPath)
+        try await system.systemctl("reset-failed", unit)
+        let restart = try await system.systemctl("restart", unit, timeout: .seconds(120))
+        #expect(restart.succeeded, "\(restart)")
+        try await ensureActive(system)
+    }
+
     /// The current invocation's id: the daemon's own records carry it as `_SYSTEMD_INVOCATION_ID`.
     static func invocation(_ system: SystemManager) async throws -> String {
         let id = try await system.show(unit, ["InvocationID"])["InvocationID"] ?? ""

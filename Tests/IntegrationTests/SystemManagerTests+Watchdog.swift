@@ -9,10 +9,7 @@ extension IntegrationSuites.SystemManagerTests {
     /// limit; `body` runs with it installed and the daemon restarted on it, then the config is
     /// put back and the daemon restarted on that.
     static func withAStuckRequiredService(_ system: SystemManager, _ body: () async throws -> Void) async throws {
-        let good = try system.read(configPath)
-        var stuck = good.replacingOccurrences(of: "\nhost:\n", with: "\nhost:\n  stall-limit: 2s\n")
-        try #require(stuck != good, "the installed config has no 'host:' line")
-        stuck += (stuck.hasSuffix("\n") ? "" : "\n") + """
+        try await withAFifthService(system, host: "  stall-limit: 2s\n", entry: """
               - name: stuck
                 type: probe
                 required: true
@@ -21,22 +18,7 @@ extension IntegrationSuites.SystemManagerTests {
                   faults:
                     - { hook: willResignActive, action: hang }
 
-            """
-        try system.write(stuck, to: configPath)
-        do {
-            try await system.systemctl("reset-failed", unit)
-            let restart = try await system.systemctl("restart", unit, timeout: .seconds(120))
-            #expect(restart.succeeded, "\(restart)")
-            try await waitForStatus(system, "running with the stuck service") { $0["StatusText"]?.hasPrefix("active · 5 services") == true }
-            try await body()
-        } catch {
-            Issue.record(error)
-        }
-        try system.write(good, to: configPath)
-        try await system.systemctl("reset-failed", unit)
-        let restart = try await system.systemctl("restart", unit, timeout: .seconds(120))
-        #expect(restart.succeeded, "\(restart)")
-        try await ensureActive(system)
+            """, body)
     }
 
     // Fails on a daemon whose watchdog pings whatever its services do: systemd would never

@@ -46,6 +46,11 @@ public protocol ApplicationService: Sendable {
     /// Long-running work the service owns (timers, bus subscriptions). The host runs it beside the
     /// lifecycle, from launch until the service terminates, and cancels it then. Only hosts that
     /// `run()` (as a `Service` or in the daemon) start it.
+    ///
+    /// When it returns or throws on its own, the descriptor's `RestartPolicy` decides: by default
+    /// it is not run again. A policy that restarts it calls it again on the same instance (or, with
+    /// `RestartPolicy.Scope.instance`, on a new one), so opt in only when it can start over:
+    /// make what it iterates inside it, not once in `init`.
     func run(_ application: ApplicationHandle) async throws
 }
 

@@ -1,0 +1,99 @@
+import AppHostTestSupport
+import Foundation
+import Testing
+
+// Supervision under systemd as PID 1: a run loop that keeps failing, optional and required.
+extension IntegrationSuites.SystemManagerTests {
+    /// The delay a `NAME restarting in 1.05s (1/2 in 60s)` line names.
+    static func restartDelay(_ message: String) -> Duration? {
+        guard let range = message.range(of: " restarting in ") else { return nil }
+        let word = message[range.upperBound...].prefix { $0 != " " }
+        if word.hasSuffix("ms"), let value = Double(word.dropLast(2)) { return .milliseconds(value) }
+        if word.hasSuffix("s"), let value = Double(word.dropLast()) { return .milliseconds(value * 1000) }
+        return nil
+    }
+
+    // Fails on a daemon that logs a run loop's error and never runs it again.
+    @Test("an optional probe whose run loop throws is restarted with growing delays, STATUS= shows the restart waiting, and past its intensity it is stopped while the rest run on")
+    func aFailingRunLoopIsRestartedThenStopped() async throws {
+        let system = try Self.system()
+        try await Self.ensureActive(system)
+        let cursor = try await system.journalCursor()
+        try await Self.withAFifthService(system, entry: """
+              - name: flaky
+                type: probe
+                restart: transient
+                restart-delay: 1s
+                restart-intensity: 2 in 60s
+                settings:
+                  faults:
+                    - { hook: run, action: throw, after: 100ms }
+
+            """) {
+            let invocation = try await Self.invocation(system)
+            try await Self.waitForStatus(system, "STATUS= with the restart waiting") {
+                $0["StatusText"]?.contains("flaky restarting (1/2 in 60s)") == true
+            }
+            let stopped = try await Self.waitForStatus(system, "the probe stopped, the daemon active", timeout: .seconds(30)) {
+                $0["StatusText"]?.contains("disabled: flaky") == true
+            }
+            #expect(stopped["ActiveState"] == "active" && stopped["StatusText"]?.contains("unhealthy") == false, "\(stopped)")
+            let records = try await Self.waitForJournal(system, "the probe stopped", matches: ["_SYSTEMD_INVOCATION_ID=\(invocation)"], after: cursor) {
+                $0["MESSAGE"] == "flaky failed 3 times in 60s: not restarted again; an optional service, so it is stopped"
+            }
+            let restarting = records.filter { $0["MESSAGE"]?.hasPrefix("flaky restarting in ") == true }
+            #expect(restarting.map { $0["SERVICE"] } == ["flaky", "flaky"], "\(restarting)")
+            #expect(restarting.map { $0["RESTART"] } == ["1", "2"], "\(restarting)")
+            let delays = restarting.compactMap { Self.restartDelay($0["MESSAGE"] ?? "") }
+            try #require(delays.count == 2, "\(restarting)")
+            #expect(delays[0] >= .seconds(1) && delays[0] <= .milliseconds(1100), "\(delays)")
+            #expect(delays[1] >= .seconds(2) && delays[1] <= .milliseconds(2200), "the delay doubled: \(delays)")
+            let errors = records.filter { $0["MESSAGE"] == "run loop ended with an error: probe fault injected in run" && $0["SERVICE"] == "flaky" }
+            #expect(errors.count == 3, "\(records.suffix(30).map(SystemManager.line))")
+            let restarted = records.filter { $0["MESSAGE"]?.hasPrefix("flaky restarted (") == true }
+            #expect(restarted.count == 2)
+            // The rest run on: the background still reaches every other service.
+            try await system.systemctl("kill", "-s", "SIGUSR1", Self.unit)
+            try await Self.waitForStatus(system, "the background with the probe stopped") {
+                $0["StatusText"]?.hasPrefix("background · 4 services") == true && $0["StatusText"]?.contains("disabled: flaky") == true
+            }
+        }
+    }
+
+    // Fails on a daemon that stays healthy with a dead run loop, or whose next launch cannot
+    // say which service it was.
+    @Test("a required probe whose run loop keeps failing makes the daemon unhealthy; with WatchdogSec= systemd restarts the unit, and the next launch names the watchdog and the service")
+    func aRequiredServiceThatKeepsFailingTriggersTheWatchdog() async throws {
+        let system = try Self.system()
+        try await Self.ensureActive(system)
+        let cursor = try await system.journalCursor()
+        try await Self.withAFifthService(system, entry: """
+              - name: flaky
+                type: probe
+                required: true
+                restart: permanent
+                restart-delay: 100ms
+                restart-intensity: 1 in 60s
+                settings:
+                  faults:
+                    - { hook: run, action: end, after: 1s }
+
+            """) {
+            let first = try await system.show(Self.unit, ["MainPID", "NRestarts"])
+            try await Self.waitForJournal(system, "the unhealthy line", matches: ["-u", Self.unit], after: cursor, timeout: .seconds(30)) {
+                $0["MESSAGE"] == "unhealthy: flaky failed 2 times in 60s"
+            }
+            try await Self.waitForStatus(system, "a restart by the watchdog", timeout: .seconds(20)) {
+                $0["MainPID"] != first["MainPID"] && $0["MainPID"] != "0" && $0["ActiveState"] == "active"
+            }
+            let restarted = try await system.show(Self.unit, ["NRestarts"])
+            #expect(Int(restarted["NRestarts"] ?? "") ?? 0 > Int(first["NRestarts"] ?? "") ?? 0, "systemd restarted it: \(first) then \(restarted)")
+            let invocation = try await Self.invocation(system)
+            let records = try await Self.waitForJournal(system, "the next launch naming the service", matches: ["_SYSTEMD_INVOCATION_ID=\(invocation)"], after: cursor) {
+                $0["MESSAGE"] == "the previous run was unhealthy when it ended: flaky failed 2 times in 60s"
+            }
+            let exit = records.first { $0["MESSAGE"]?.contains("the previous run ended") == true }
+            #expect(exit?["MESSAGE"]?.hasSuffix("the previous run ended: watchdog") == true, "\(records.prefix(20).map(SystemManager.line))")
+        }
+    }
+}
