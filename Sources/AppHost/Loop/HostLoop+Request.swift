@@ -41,6 +41,10 @@ extension HostLoop {
             host.metrics.countReload(applied: (try? result.get()) != nil)
             await finishRequest(ready: true, group: &group)
             reply.resume(returning: result)
+        case .restartService(let name, let reply):
+            let result = await restartOnRequest(name, group: &group)
+            await finishRequest(group: &group)
+            reply.resume(returning: result)
         case .note(let text, let reply):
             note = text
             await finishRequest(group: &group)

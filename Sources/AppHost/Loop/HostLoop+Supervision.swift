@@ -68,15 +68,33 @@ extension HostLoop {
             await restartInstance(index, group: &group)
         } else {
             startRunLoop(index, group: &group)
-            announceRestart(of: services[index].id)
+            announceRestart(of: services[index].id, scope: .runLoop)
         }
         await finishRequest(group: &group)
+    }
+
+    /// An operator's restart of the service named `name`: an instance restart, its failures
+    /// forgotten.
+    mutating func restartOnRequest(_ name: String, group: inout DiscardingTaskGroup) async -> Result<Void, ServiceRestartError> {
+        guard let index = services.firstIndex(where: { $0.name == name }) else {
+            let known = services.map(\.name).joined(separator: ", ")
+            return .failure(ServiceRestartError(.noSuchService, service: name, reason: "the services are \(known)"))
+        }
+        logger.notice("\(name): restart requested", metadata: ["service": "\(name)"])
+        services[index].supervisor?.forgetFailures()
+        let id = await restartInstance(index, group: &group)
+        guard let new = services.firstIndex(where: { $0.id == id }), case .disabled(let reason) = services[new].health.condition else {
+            return .success(())
+        }
+        return .failure(ServiceRestartError(.failedToLaunch, service: name, reason: reason))
     }
 
     /// A full restart: `willTerminate` to the old instance, a new one from its factory with its
     /// restorable state, its launch hooks and the events to the host's state, in its place in
     /// the order; its supervision carries over.
-    mutating func restartInstance(_ index: Int, group: inout DiscardingTaskGroup) async {
+    /// Returns the id of the service in its place.
+    @discardableResult
+    mutating func restartInstance(_ index: Int, group: inout DiscardingTaskGroup) async -> Int {
         let old = services[index]
         await terminateOne(index, group: &group)
         let instance: any ApplicationService
@@ -85,21 +103,23 @@ extension HostLoop {
         } catch {
             services[index].logger.error("\(old.name) could not be built again: \(error)", metadata: ["service": "\(old.name)"])
             services[index].disable(reason: "could not be built again: \(error)")
-            return
+            return old.id
         }
         let id = await launchIntoCurrentState(old.descriptor, service: instance, replacing: index, supervisor: old.supervisor, group: &group)
-        announceRestart(of: id)
+        announceRestart(of: id, scope: .instance)
+        return id
     }
 
-    /// The restart's log line and bus message, once the run loop runs again.
-    mutating func announceRestart(of serviceID: Int) {
-        guard let index = services.firstIndex(where: { $0.id == serviceID }), services[index].runLoopStop != nil else { return }
+    /// The restart's log line and bus message, once the service runs again (its run loop may
+    /// already have ended again).
+    mutating func announceRestart(of serviceID: Int, scope: RestartPolicy.Scope) {
+        guard let index = services.firstIndex(where: { $0.id == serviceID }), services[index].health.isEnabled else { return }
         let service = services[index]
         let restarts = service.supervisor?.total ?? 0
         services[index].health.pendingRestart = nil
         service.logger.notice("\(service.name) restarted (\(restarts) in this run)", metadata: ["service": "\(service.name)", "restart": "\(restarts)"])
         var error: String?
         if case .threw(let text)? = service.supervisor?.lastEnding { error = text }
-        bus.publish(ServiceDidRestart(service: service.name, restarts: restarts, scope: service.descriptor.restart.scope, error: error))
+        bus.publish(ServiceDidRestart(service: service.name, restarts: restarts, scope: scope, error: error))
     }
 }

@@ -10,6 +10,7 @@ enum HostRequest: Sendable {
     case memoryWarning(MemoryWarningLevel, reply: Reply<Void, IllegalTransition>)
     case sessionLock(locked: Bool, reason: String?, reply: Reply<Bool, IllegalTransition>)
     case reload(load: @Sendable () throws -> [ServiceDescriptor], reply: Reply<ConfigurationDidReload, InvalidConfiguration>)
+    case restartService(name: String, reply: Reply<Void, ServiceRestartError>)
     case note(String?, reply: Reply<Void, Never>)
     case barrier(@Sendable () -> Void, reply: Reply<Void, Never>)
     case launched(reply: Reply<LaunchOptions, LaunchFailure>)
@@ -22,6 +23,7 @@ enum HostRequest: Sendable {
         case .memoryWarning(let level, _): "memory warning (\(level))"
         case .sessionLock(let locked, _, _): locked ? "session lock" : "session unlock"
         case .reload: "reload"
+        case .restartService(let name, _): "restart of \(name)"
         case .note: "status note"
         case .barrier: "barrier"
         case .launched: "wait for launch"
@@ -44,6 +46,8 @@ enum HostRequest: Sendable {
         case .reload(_, let reply):
             let refusal = machine.refusal(of: .reload)
             reply.resume(returning: .failure(InvalidConfiguration(ConfigurationError(keyPath: "", message: refusal.reason))))
+        case .restartService(let name, let reply):
+            reply.resume(returning: .failure(ServiceRestartError(.notRunning, service: name, reason: machine.refusal(of: .reload).reason)))
         case .note(_, let reply): reply.resume(returning: .success(()))
         case .barrier(_, let reply): reply.resume(returning: .success(()))
         case .launched(let reply):

@@ -88,6 +88,13 @@ struct RestartSupervisor: Sendable {
         state = .running(since: now)
     }
 
+    /// An operator restarts the service: its failures so far no longer count.
+    mutating func forgetFailures() {
+        recent = []
+        backoffStep = 0
+        lastEnding = nil
+    }
+
     /// The restart in waiting, as the status shows it (`2/5 in 60s`).
     var pending: RestartAttempt? {
         guard case .waiting = state else { return nil }

@@ -1,0 +1,73 @@
+import AppHost
+import AppHostTestKit
+import Synchronization
+import Testing
+
+extension SupervisionTests {
+    @Test("an operator's restart: the whole service, in its place, counted and announced")
+    func anOperatorRestartsAService() async throws {
+        let built = Mutex(0)
+        let cache = ServiceDescriptor(name: "cache", type: "cache") {
+            built.withLock { $0 += 1 }
+            return Idle()
+        }
+        try await withTestHost([ServiceDescriptor(name: "a", service: Idle()), cache, ServiceDescriptor(name: "b", service: Idle())]) { host in
+            let restarts = host.messages(of: ServiceDidRestart.self)
+            try await host.launched()
+            try await host.host.restartService(named: "cache")
+            #expect(restarts.all == [ServiceDidRestart(service: "cache", restarts: 1, scope: .instance, error: nil)])
+            #expect(built.withLock { $0 } == 2)
+            #expect(Array(host.events(of: "cache").suffix(4)) == [.willTerminate, .willFinishLaunching, .didFinishLaunching, .didBecomeActive])
+            #expect(host.status.services.map(\.name) == ["a", "cache", "b"])
+            #expect(host.status.services[1].restarts == 1)
+            #expect(host.events(of: "a").last == .didBecomeActive, "the others untouched")
+        }
+    }
+
+    @Test("an operator's restart brings back a service whose restarts gave way: an optional one stopped, a required one that made the host unhealthy")
+    func anOperatorRestartClearsAFailure() async throws {
+        let optional = FlakyRunLoop(failures: 2)
+        let required = FlakyRunLoop(failures: 2)
+        let services = [
+            Self.descriptor("optional", optional, required: false, restart: Self.policy(.transient, delay: .milliseconds(1), intensity: 1)),
+            Self.descriptor("required", required, restart: Self.policy(.transient, delay: .milliseconds(1), intensity: 1)),
+        ]
+        try await withTestHost(services) { host in
+            try await host.launched()
+            _ = try await host.waitForCall(.willTerminate, of: "optional")
+            _ = await host.logs.first { $0.message == "unhealthy: required failed 2 times in 60s" }
+            try await host.host.restartService(named: "optional")
+            try await host.host.restartService(named: "required")
+            // Each FlakyRunLoop failed twice; its third run (the restart's) goes on.
+            #expect(optional.starts.count == 3 && required.starts.count == 3)
+            #expect(host.status.services.map(\.isEnabled) == [true, true])
+            #expect(host.status.services.map(\.failure) == [nil, nil])
+            #expect(host.status.healthProblem == nil)
+            #expect(await host.logs.first { $0.message.hasPrefix("healthy again") } != nil)
+        }
+    }
+
+    @Test("what an operator's restart refuses: a name the host does not have, and a new instance that fails to launch")
+    func anOperatorRestartThatFails() async throws {
+        struct Refusing: Error {}
+        let attempts = Mutex(0)
+        let db = ServiceDescriptor(name: "db", type: "db", isRequired: false) {
+            try attempts.withLock { count in
+                count += 1
+                if count > 1 { throw Refusing() }
+            }
+            return Idle()
+        }
+        try await withTestHost([db]) { host in
+            try await host.launched()
+            let unknown = await #expect(throws: ServiceRestartError.self) { try await host.host.restartService(named: "dbx") }
+            #expect(unknown?.code == .noSuchService)
+            #expect(unknown?.description == "dbx: no such service: the services are db")
+            let failed = await #expect(throws: ServiceRestartError.self) { try await host.host.restartService(named: "db") }
+            #expect(failed?.code == .failedToLaunch)
+            #expect(failed?.reason.contains("Refusing") == true, "\(String(describing: failed))")
+            #expect(host.status.services[0].isEnabled == false)
+            #expect(host.events(of: "db").last == .willTerminate)
+        }
+    }
+}
