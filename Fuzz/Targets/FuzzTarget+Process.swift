@@ -70,6 +70,14 @@ extension FuzzTarget {
         }
     }
 
+    private static func busFlag(_ bus: HostBusClient.Bus) -> [String] {
+        switch bus {
+        case .processDefault: []
+        case .user: [Invocation.Option.user.name]
+        case .system: [Invocation.Option.system.name]
+        }
+    }
+
     /// Options in the `--name=value` form, which takes any value; the names are the parser's own.
     private static func canonicalArguments(_ command: Invocation) -> [String] {
         func option(_ option: Invocation.Option, _ value: String?) -> [String] { value.map { ["\(option.name)=\($0)"] } ?? [] }
@@ -82,6 +90,8 @@ extension FuzzTarget {
         case .reload(let pid, let config, let state):
             return ["reload"] + option(.pid, pid) + option(.config, config) + option(.stateDirectory, state)
         case .recordExit(let config, let state): return ["record-exit"] + option(.config, config) + option(.stateDirectory, state)
+        case .status(let json, let bus): return ["status"] + (json ? [Invocation.Option.json.name] : []) + busFlag(bus)
+        case .restart(let service, let bus): return ["restart", service] + busFlag(bus)
         case .help(let subcommand): return ["help"] + (subcommand.map { [$0.rawValue] } ?? [])
         case .version: return ["--version"]
         }

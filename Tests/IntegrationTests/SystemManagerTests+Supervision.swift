@@ -97,3 +97,38 @@ extension IntegrationSuites.SystemManagerTests {
         }
     }
 }
+
+extension IntegrationSuites.SystemManagerTests {
+    // Fails on a daemon without org.apphost.Host1, or whose methods anyone may call.
+    @Test("on the system bus: apphostd status lists the services, apphostd restart restarts one as root and is refused (exit 77) to an unprivileged user, and busctl introspect shows Host1")
+    func statusAndRestartOnTheSystemBus() async throws {
+        let system = try Self.system()
+        try await Self.ensureActive(system)
+        let onBus = try await eventually(timeout: .seconds(20), every: .milliseconds(100)) {
+            try await system.run(["busctl", "status", "org.apphost.apphostd"]).succeeded
+        }
+        #expect(onBus, "the daemon's name never came on the system bus")
+        let status = try await system.run(["/usr/local/bin/apphostd", "status"])
+        #expect(status.succeeded, "\(status)")
+        #expect(status.stdout.hasPrefix("● apphostd: active · 4 services"), "\(status.stdout)")
+        for service in ["logger", "analytics", "session-lock", "notification"] {
+            #expect(status.stdout.split(separator: "\n").contains { $0.hasPrefix("● \(service)") && $0.contains("running") }, "\(service): \(status.stdout)")
+        }
+
+        let cursor = try await system.journalCursor()
+        let restart = try await system.run(["/usr/local/bin/apphostd", "restart", "notification"], timeout: .seconds(120))
+        #expect(restart.succeeded && restart.stdout == "notification restarted\n", "\(restart)")
+        try await Self.waitForJournal(system, "the restart in the journal", matches: ["-u", Self.unit], after: cursor) {
+            $0["MESSAGE"] == "notification restarted (1 in this run)" && $0["SERVICE"] == "notification"
+        }
+
+        let refused = try await system.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/local/bin/apphostd", "restart", "notification"])
+        #expect(refused.status == 77, "\(refused)")
+        #expect(refused.stderr.contains("refused: only root or the daemon's user may do this on the system bus"), "\(refused)")
+        let read = try await system.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/local/bin/apphostd", "status", "--json"])
+        #expect(read.succeeded && read.stdout.contains("\"state\":\"active\""), "anyone may read: \(read)")
+
+        let introspect = try await system.run(["busctl", "introspect", "org.apphost.apphostd", "/org/apphost/Host", "org.apphost.Host1"])
+        #expect(introspect.succeeded && introspect.stdout.contains(".RestartService") && introspect.stdout.contains("a(ssbssusts)"), "\(introspect)")
+    }
+}

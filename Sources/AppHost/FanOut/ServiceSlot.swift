@@ -34,6 +34,17 @@ struct ServiceSlot {
 
     var name: String { descriptor.name }
 
+    /// Its health as the status lists it: with its own report and the hook it is stuck in.
+    var statusHealth: ServiceHealth {
+        var shown = health
+        shown.healthReport = healthReport
+        if isBusy, let busySince {
+            shown.busyHook = busySince.hook
+            shown.busySince = busySince.instant
+        }
+        return shown
+    }
+
     mutating func disable(reason: String) {
         health.condition = .disabled(reason: reason)
     }

@@ -104,7 +104,7 @@ public final class PluggableApplicationHost: Sendable {
         metrics = HostMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
         published = Mutex(Published(status: HostStatus(
             state: .notRunning,
-            services: services.flatMap { $0.leaves() }.map { ServiceHealth(name: $0.name, isRequired: $0.isRequired, condition: .healthy) }
+            services: services.flatMap { $0.leaves() }.map { ServiceHealth(name: $0.name, isRequired: $0.isRequired, type: $0.type, condition: .healthy) }
         )))
         if configuration.restorableState != nil {
             sharedState.whenRestorableChanges { [weak self] in self?.nudgeRestorableState() }

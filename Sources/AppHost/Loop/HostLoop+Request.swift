@@ -77,7 +77,7 @@ extension HostLoop {
             checkHealth()
             armRestartWake()
         }
-        if serviceHealth == nil, !services.isEmpty { serviceHealth = services.map { $0.health } }
+        if serviceHealth == nil, !services.isEmpty { serviceHealth = services.map(\.statusHealth) }
         let current = status
         host.publish(status: current)
         if ready {

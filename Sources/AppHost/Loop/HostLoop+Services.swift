@@ -38,7 +38,7 @@ extension HostLoop {
             descriptor: descriptor,
             service: service,
             logger: logger,
-            health: ServiceHealth(name: descriptor.name, isRequired: descriptor.isRequired, condition: .healthy),
+            health: ServiceHealth(name: descriptor.name, isRequired: descriptor.isRequired, type: descriptor.type, condition: .healthy),
             hookDeadline: hookDeadline,
             launchDeadline: descriptor.launchDeadline ?? configuration.launchDeadline,
             stallLimit: stallLimit(hookDeadline: hookDeadline),

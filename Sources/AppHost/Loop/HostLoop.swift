@@ -142,8 +142,8 @@ struct HostLoop {
         HostStatus(
             state: machine.state,
             services: services.isEmpty
-                ? descriptors.flatMap { $0.leaves() }.map { ServiceHealth(name: $0.name, isRequired: $0.isRequired, condition: .healthy) }
-                : serviceHealth ?? services.map { $0.health },
+                ? descriptors.flatMap { $0.leaves() }.map { ServiceHealth(name: $0.name, isRequired: $0.isRequired, type: $0.type, condition: .healthy) }
+                : serviceHealth ?? services.map(\.statusHealth),
             lastOverrun: lastOverrun,
             note: note,
             sessionLockReason: machine.isProtectedDataAvailable ? nil : (machine.sessionLockReason ?? ""),

@@ -49,6 +49,10 @@ public enum ApphostdCommand {
             return AnalyticsCommand(json: json, config: config, stateDirectory: stateDirectory).run()
         case .reload(let pid, let config, let stateDirectory):
             return ReloadCommand(pid: pid, config: config, stateDirectory: stateDirectory).run()
+        case .status(let json, let bus):
+            return StatusCommand(json: json, bus: bus, identity: identity()).run()
+        case .restart(let service, let bus):
+            return RestartCommand(service: service, bus: bus, identity: identity()).run()
         case .recordExit(let config, let stateDirectory):
             return RecordExitCommand(config: config, stateDirectory: stateDirectory, environment: ProcessEnvironment.current).run()
         case .help(let subcommand):

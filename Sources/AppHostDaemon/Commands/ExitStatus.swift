@@ -11,11 +11,17 @@ enum ExitStatus: Int32, Sendable, Error {
     /// Input that is not what it should be (sysexits.h EX_DATAERR): `record-exit` given values
     /// systemd never writes. Nothing was recorded.
     case badInput = 65
+    /// No daemon answers on the bus (sysexits.h EX_UNAVAILABLE): `status` and `restart` say
+    /// which bus and name they tried.
+    case unavailable = 69
     /// A file could not be written (sysexits.h EX_CANTCREAT): the message names it.
     case cannotWrite = 73
     /// The state directory belongs to another running daemon (sysexits.h EX_TEMPFAIL): it may
     /// be free after that one stops.
     case stateDirectoryInUse = 75
+    /// The daemon refused the caller (sysexits.h EX_NOPERM): `restart` from an unprivileged
+    /// user on the system bus.
+    case permissionDenied = 77
     /// The configuration is invalid (sysexits.h EX_CONFIG); systemd should not restart.
     case badConfiguration = 78
 }

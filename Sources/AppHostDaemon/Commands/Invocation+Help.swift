@@ -13,10 +13,13 @@ extension Invocation {
         Memory pressure: $MEMORY_PRESSURE_WATCH, else the cgroup's or the
         system's PSI file (/proc/pressure/memory).
 
-        Exit codes: 0 clean exit, 1 launch failed, 64 wrong command line,
-        65 record-exit given values systemd never writes (EX_DATAERR), 73 a file
-        could not be written (EX_CANTCREAT), 75 state directory in use by another
-        daemon (EX_TEMPFAIL), 78 bad config (EX_CONFIG).
+        Exit codes: 0 clean exit, 1 launch failed (also a service that restart
+        could not bring back), 64 wrong command line, 65 record-exit given values
+        systemd never writes, or restart given a service the daemon does not have
+        (EX_DATAERR), 69 no daemon on the bus (EX_UNAVAILABLE), 73 a file could
+        not be written (EX_CANTCREAT), 75 state directory in use by another daemon
+        (EX_TEMPFAIL), 77 restart refused to an unprivileged caller (EX_NOPERM),
+        78 bad config (EX_CONFIG).
         """
     }
 
@@ -54,7 +57,7 @@ extension Invocation {
 
     /// `apphostd check [--config <file>]`.
     static func usage(of subcommand: Subcommand, command name: String) -> String {
-        ([name, subcommand.rawValue] + subcommand.options.map { "[\($0.usage)]" }).joined(separator: " ")
+        ([name, subcommand.rawValue] + subcommand.options.map { "[\($0.usage)]" } + (subcommand.argument.map { ["<\($0)>"] } ?? [])).joined(separator: " ")
     }
 
     /// What a usage error prints: the error, the usage line, where to read more.

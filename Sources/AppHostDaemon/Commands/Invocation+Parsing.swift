@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSystemd
 
 extension Invocation {
     /// Parses `arguments` (without the program name). A path is taken as given, also when it
@@ -25,6 +26,7 @@ extension Invocation {
         }
 
         var values: [String: String] = [:]
+        var positional: String?
         while let argument = rest.popFirst() {
             if argument == "--help" || argument == "-h" { return .help(named ? subcommand : nil) }
             if argument == "--version", !named { return .version }
@@ -39,6 +41,10 @@ extension Invocation {
             }
             guard let option = subcommand.options.first(where: { $0.name == spelled || $0.short == spelled }) else {
                 guard argument.hasPrefix("-"), argument != "-" else {
+                    if subcommand.argument != nil, positional == nil {
+                        positional = argument
+                        continue
+                    }
                     throw UsageError(message: "unexpected argument '\(RawPath.displayed(argument))'", subcommand: subcommand)
                 }
                 var message = "unknown option '\(RawPath.displayed(spelled))' for \(subcommand.rawValue)"
@@ -70,6 +76,10 @@ extension Invocation {
         }
 
         let config = values[Option.config.name]
+        if values[Option.user.name] != nil, values[Option.system.name] != nil {
+            throw UsageError(message: "--user and --system exclude each other", subcommand: subcommand)
+        }
+        let bus: HostBusClient.Bus = values[Option.user.name] != nil ? .user : values[Option.system.name] != nil ? .system : .processDefault
         switch subcommand {
         case .run: return .run(config: config)
         case .check: return .check(config: config)
@@ -80,6 +90,11 @@ extension Invocation {
             return .reload(pid: values[Option.pid.name], config: config, stateDirectory: values[Option.stateDirectory.name])
         case .recordExit:
             return .recordExit(config: config, stateDirectory: values[Option.stateDirectory.name])
+        case .status:
+            return .status(json: values[Option.json.name] != nil, bus: bus)
+        case .restart:
+            guard let positional else { throw UsageError(message: "restart needs the service's name: \(subcommand.rawValue) <service>", subcommand: subcommand) }
+            return .restart(service: positional, bus: bus)
         }
     }
 

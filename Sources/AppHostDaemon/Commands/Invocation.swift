@@ -1,3 +1,5 @@
+import AppHostSystemd
+
 /// One command line of the daemon, parsed: the subcommand and its options.
 ///
 /// Parsed by hand rather than with swift-argument-parser, which brings FoundationEssentials
@@ -14,6 +16,10 @@ package enum Invocation: Equatable, Sendable {
     case analytics(json: Bool, config: String?, stateDirectory: String?)
     /// `reload`: SIGHUPs the running daemon and waits for its answer (for `ExecReload=`).
     case reload(pid: String?, config: String?, stateDirectory: String?)
+    /// `status`: what the running daemon says about itself and each service, over the bus.
+    case status(json: Bool, bus: HostBusClient.Bus)
+    /// `restart NAME`: restarts one service of the running daemon, over the bus.
+    case restart(service: String, bus: HostBusClient.Bus)
     /// `record-exit`: records why the daemon's process ended, for its next launch (for
     /// `ExecStopPost=`).
     case recordExit(config: String?, stateDirectory: String?)
@@ -24,7 +30,7 @@ package enum Invocation: Equatable, Sendable {
 
     /// The subcommands, by the name typed.
     package enum Subcommand: String, CaseIterable, Sendable {
-        case run, check, reload, services, analytics
+        case run, check, reload, status, restart, services, analytics
         case recordExit = "record-exit"
 
         /// One line for the subcommand list.
@@ -33,6 +39,8 @@ package enum Invocation: Equatable, Sendable {
             case .run: "Run the daemon: launch the services, then serve signals until SIGTERM."
             case .check: "Validate a config file without running it (exit 0 when valid, 78 when not)."
             case .reload: "Reload the running daemon's config (SIGHUP) and wait for its answer: exit 0 when applied, 78 when refused (for ExecReload=)."
+            case .status: "Show the running daemon's state and each service's (failures first), over the bus (org.apphost.Host1)."
+            case .restart: "Restart one service of the running daemon, over the bus (root or the daemon's user on the system bus)."
             case .services: "List the service types this daemon can run."
             case .analytics: "Print the usage report from the state directory (a table, or JSON with --json)."
             case .recordExit: "Record why the daemon's process ended, from systemd's $SERVICE_RESULT, $EXIT_CODE and $EXIT_STATUS, for its next launch (for ExecStopPost=)."
@@ -47,7 +55,14 @@ package enum Invocation: Equatable, Sendable {
             case .analytics: [.json, .config, .stateDirectory]
             case .reload: [.pid, .config, .stateDirectory]
             case .recordExit: [.config, .stateDirectory]
+            case .status: [.json, .user, .system]
+            case .restart: [.user, .system]
             }
+        }
+
+        /// Its one positional argument, as help names it; nil when it takes none.
+        var argument: String? {
+            self == .restart ? "service" : nil
         }
     }
 
@@ -67,6 +82,8 @@ package enum Invocation: Equatable, Sendable {
             help: "The config file."
         )
         package static let json = Option(name: "--json", short: nil, value: nil, help: "Print JSON for scripts instead of a table.")
+        package static let user = Option(name: "--user", short: nil, value: nil, help: "Talk to the daemon on your user bus (a unit of your user manager).")
+        package static let system = Option(name: "--system", short: nil, value: nil, help: "Talk to the daemon on the system bus (the default for root).")
         package static let pid = Option(
             name: "--pid", short: nil, value: "pid",
             help: "The daemon to reload ($MAINPID by default, which systemd sets for ExecReload=)."

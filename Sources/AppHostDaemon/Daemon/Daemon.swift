@@ -144,8 +144,9 @@ struct Daemon: Sendable {
             .init(service: WatchdogEdge(host: host, settings: watchdog, notifier: notifier), serviceName: "watchdog"),
         ]
         if let pressure { services.append(.init(service: pressure, serviceName: "memory-pressure")) }
-        // systemctl service-log-level / service-log-target, through the unit's BusName=.
-        let logControl = LogControlEdge(busName: LogControlEdge.busName(commandName: identity.commandName), identifier: identity.commandName, logger: logger, on: edge) {
+        // systemctl service-log-level / service-log-target, and apphostd status / restart
+        // (org.apphost.Host1), through the unit's BusName=.
+        let logControl = HostBusEdge(busName: LogControlEdge.busName(commandName: identity.commandName), identifier: identity.commandName, host: host, logger: logger, on: edge) {
             // After the launch: the bus's connection and name stay off the way to READY=1.
             _ = try? await host.launched()
         }

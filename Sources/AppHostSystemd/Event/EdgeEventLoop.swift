@@ -91,6 +91,12 @@ package final class EdgeEventLoop: Sendable {
         _ = shared.enqueue(.remove(ObjectIdentifier(client)))
     }
 
+    /// Runs `work` on the loop's thread, after what was queued before it: how an answer that
+    /// Swift computed reaches an sd-bus connection. Dropped once the loop is closed.
+    package func perform(_ work: @escaping @Sendable () -> Void) {
+        _ = shared.enqueue(.perform(work))
+    }
+
     /// Ends the loop and its thread; every client still on it is finished. Idempotent. Returns
     /// at once (a client's `finish` may close its own loop, on the loop's thread).
     package func close() {
@@ -113,6 +119,7 @@ package final class EdgeEventLoop: Sendable {
         enum Work {
             case add(any EdgeEventClient, ThreadHandoff<Int32>)
             case remove(ObjectIdentifier)
+            case perform(@Sendable () -> Void)
             case close
         }
 
@@ -188,6 +195,8 @@ package final class EdgeEventLoop: Sendable {
                     reply.hand(code)
                 case .remove(let id):
                     clients.removeValue(forKey: id)?.finish()
+                case .perform(let work):
+                    work()
                 case .close:
                     // The clients are finished as the loop ends (`end`).
                     sd_event_exit(event, 0)

@@ -67,72 +67,9 @@ public struct LogControlEdge: Service {
         return "org.apphost." + element
     }
 
-    static let unavailable = "log control unavailable (systemctl service-log-level cannot reach this daemon)"
-
     /// Serves the interface until graceful shutdown or cancellation. The connection lives on
     /// the event loop, which sleeps without a timer: an idle daemon's bus costs no wake-up.
     public func run() async {
-        if let startAfter { await startAfter() }
-        let loop: EdgeEventLoop
-        let ownLoop: Bool
-        do {
-            if let shared = self.loop {
-                loop = shared
-                ownLoop = false
-            } else {
-                loop = try EdgeEventLoop(name: "apphost-logctl")
-                ownLoop = true
-            }
-        } catch {
-            logger.notice("\(Self.unavailable): \(error)")
-            return
-        }
-        let (reports, sink) = AsyncStream<LogControlServer.Report>.makeStream()
-        let server = LogControlServer(busName: busName, properties: LogControlProperties(identifier: identifier, control: control), reports: sink)
-        let address: DBusConnection.Address = switch bus {
-        case .default: .processDefault
-        case .address(let text): .address(text)
-        }
-        let connection = DBusConnection(address, endsLoop: ownLoop ? loop : nil, setUp: server.setUp, onEvent: server.connectionChanged)
-        server.connection = connection
-        do {
-            try loop.add(connection)
-        } catch {
-            let place = switch bus {
-            case .default: "no bus (sd_bus_open)"
-            case .address(let text): "no bus at \(text)"
-            }
-            logger.notice("\(Self.unavailable): \(place): \(SystemErrorText.reason(error.rawValue))")
-            sink.finish()
-            return
-        }
-        await withTaskCancellationHandler {
-            await withGracefulShutdownHandler {
-                for await report in reports {
-                    switch report {
-                    case .owned(let again):
-                        if again {
-                            logger.notice("log control: back on the bus as \(busName)")
-                        } else {
-                            logger.debug("log control on the bus as \(busName)")
-                        }
-                    case .unavailable(let reason):
-                        logger.notice("\(Self.unavailable): \(reason)")
-                        loop.remove(connection)
-                        sink.finish()
-                    case .lost(let reason):
-                        logger.notice("log control: lost the bus (\(reason)); connecting again")
-                    case .retrying(let reason, let wait):
-                        logger.debug("log control: cannot reach the bus yet (\(reason)); trying again in \(wait)")
-                    }
-                }
-            } onGracefulShutdown: {
-                loop.remove(connection)
-                sink.finish()
-            }
-        } onCancel: {
-            loop.remove(connection)
-            sink.finish()
-        }
+        await HostBusEdge(busName: busName, identifier: identifier, host: nil, control: control, bus: bus, logger: logger, on: loop, startAfter: startAfter).run()
     }
 }

@@ -1,7 +1,8 @@
 import CAppHostShims
 import CSystemd
 
-/// What serves LogControl1 on each new connection; on the loop's thread only.
+/// What serves LogControl1 (and, for the daemon, Host1) on each new connection, and owns the
+/// name; on the loop's thread only.
 final class LogControlServer: @unchecked Sendable {
     /// What the service logs.
     enum Report: Sendable {
@@ -17,14 +18,17 @@ final class LogControlServer: @unchecked Sendable {
 
     let busName: String
     let properties: LogControlProperties
+    /// Host1, when served.
+    let host: HostBusObject?
     let reports: AsyncStream<Report>.Continuation
     /// Set once, before the connection is added.
     var connection: DBusConnection?
     private var wasOwned = false
 
-    init(busName: String, properties: LogControlProperties, reports: AsyncStream<Report>.Continuation) {
+    init(busName: String, properties: LogControlProperties, host: HostBusObject? = nil, reports: AsyncStream<Report>.Continuation) {
         self.busName = busName
         self.properties = properties
+        self.host = host
         self.reports = reports
     }
 
@@ -40,6 +44,10 @@ final class LogControlServer: @unchecked Sendable {
         guard result >= 0 else { return result }
         // The vtable lives as long as the connection.
         _ = sd_bus_slot_set_floating(OpaquePointer(slot), 1)
+        if let host {
+            result = host.setUp(bus)
+            guard result >= 0 else { return result }
+        }
         result = sd_bus_request_name_async(bus, nil, busName, 0, { reply, userdata, _ in
             Unmanaged<LogControlServer>.fromOpaque(userdata!).takeUnretainedValue().nameAnswered(reply)
             return 0

@@ -1,0 +1,99 @@
+import AppHost
+import AppHostSystemd
+
+/// `apphostd status [--json]`: what the running daemon says about itself and each service,
+/// read from its `org.apphost.Host1` over the bus, like `systemctl status`: failures first.
+struct StatusCommand {
+    let json: Bool
+    let bus: HostBusClient.Bus
+    let identity: DaemonIdentity
+
+    func run() -> ExitStatus {
+        let busName = LogControlEdge.busName(commandName: identity.commandName)
+        let report: HostBusClient.Report
+        do {
+            report = try HostBusClient(busName: busName, bus: bus).report()
+        } catch {
+            return Self.fail(error, command: "status", busName: busName, identity: identity)
+        }
+        print(json ? Self.json(report).rendered() : Self.text(report, identity: identity), terminator: json ? "\n" : "")
+        return .clean
+    }
+
+    /// The order an operator reads: what failed, what is stopped, what restarts, what runs;
+    /// registration order within each.
+    static func ordered(_ services: [HostBusClient.Report.Service]) -> [HostBusClient.Report.Service] {
+        let rank = ["failed": 0, "stopped": 1, "restarting": 2]
+        return services.enumerated().sorted { (rank[$0.element.state] ?? 3, $0.offset) < (rank[$1.element.state] ?? 3, $1.offset) }.map(\.element)
+    }
+
+    static func text(_ report: HostBusClient.Report, identity: DaemonIdentity) -> String {
+        var text = "\(report.healthy ? "●" : "×") \(identity.commandName): \(report.status)\n"
+        text += "  State:   \(report.state)\n"
+        text += "  Session: \(report.sessionLocked ? "locked" + (report.sessionLockReason.isEmpty ? "" : " (\(report.sessionLockReason))") : "unlocked")\n"
+        text += "  Health:  \(report.healthy ? "healthy" : "unhealthy: \(report.healthProblem)")\n\n"
+        let services = ordered(report.services)
+        let nameWidth = max(7, services.map(\.name.count).max() ?? 0)
+        let typeWidth = max(4, services.map(\.type.count).max() ?? 0)
+        func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
+        text += "  " + pad("SERVICE", nameWidth + 2) + pad("TYPE", typeWidth) + "  " + pad("STATE", 10) + "  RESTARTS  HEALTH\n"
+        for service in services {
+            let mark = service.state == "running" ? "●" : service.state == "restarting" ? "↻" : "×"
+            var health = service.health.isEmpty ? "healthy" : service.health
+            if !service.lastError.isEmpty, service.state != "running" || service.restarts > 0 { health += " (last error: \(service.lastError))" }
+            let name = service.name + (service.isRequired ? "*" : "")
+            text += "\(mark) " + pad(name, nameWidth + 2) + pad(service.type, typeWidth) + "  " + pad(service.state, 10) + "  " + pad("\(service.restarts)", 8) + "  " + health + "\n"
+        }
+        text += "\n  * required: its failure makes the daemon unhealthy\n"
+        return text
+    }
+
+    static func json(_ report: HostBusClient.Report) -> JSONValue {
+        .object([
+            "state": .string(report.state),
+            "status": .string(report.status),
+            "sessionLocked": .bool(report.sessionLocked),
+            "sessionLockReason": report.sessionLocked ? .string(report.sessionLockReason) : nil,
+            "healthy": .bool(report.healthy),
+            "healthProblem": report.healthy ? nil : .string(report.healthProblem),
+            "services": .array(ordered(report.services).map { service in
+                .object([
+                    "name": .string(service.name),
+                    "type": .string(service.type),
+                    "required": .bool(service.isRequired),
+                    "state": .string(service.state),
+                    "health": service.health.isEmpty ? nil : .string(service.health),
+                    "restarts": .number(Double(service.restarts)),
+                    "lastError": service.lastError.isEmpty ? nil : .string(service.lastError),
+                    "inHookSince": service.inHookSince == 0 ? nil : .number(Double(service.inHookSince) / 1_000_000),
+                    "hook": service.hook.isEmpty ? nil : .string(service.hook),
+                ])
+            }),
+        ])
+    }
+
+    /// What a failed call prints, and the exit status it means.
+    static func fail(_ error: HostBusClient.Failure, command: String, busName: String, identity: DaemonIdentity) -> ExitStatus {
+        let name = identity.commandName
+        switch error.name {
+        case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
+            StandardError.write("\(name) \(command): no daemon on this bus as \(busName): is it running? (systemctl status \(name); add --user for a unit of your user manager)\n")
+            return .unavailable
+        case "org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired":
+            StandardError.write("\(name) \(command): refused: only root or the daemon's user may do this on the system bus (\(error.message)); run it with sudo\n")
+            return .permissionDenied
+        case "org.apphost.Host1.Error.NoSuchService":
+            StandardError.write("\(name) \(command): \(error.message)\n")
+            return .badInput
+        case "org.apphost.Host1.Error.FailedToLaunch", "org.apphost.Host1.Error.NotRunning":
+            StandardError.write("\(name) \(command): \(error.message)\n")
+            return .launchFailed
+        case nil:
+            StandardError.write("\(name) \(command): \(error.message)\n")
+            return .unavailable
+        default:
+            StandardError.write("\(name) \(command): \(error.name ?? ""): \(error.message)\n")
+            return .launchFailed
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import AppHost
+import CSystemd
+import Glibc
+
+/// The client side of `org.apphost.Host1`, for `apphostd status` and `apphostd restart`: one
+/// connection, blocking calls through sd-bus (`sd_bus_get_property`, `sd_bus_call`).
+package struct HostBusClient: ~Copyable {
+    /// Which bus: as `systemctl`'s `--user` and `--system`, or `sd_bus_open`'s choice.
+    package enum Bus: Sendable {
+        case processDefault, user, system
+    }
+
+    /// What the daemon says about itself.
+    package struct Report: Sendable, Equatable {
+        /// One service's line.
+        package struct Service: Sendable, Equatable {
+            package var name: String
+            package var type: String
+            package var isRequired: Bool
+            package var state: String
+            package var health: String
+            package var restarts: UInt32
+            package var lastError: String
+            /// µs since 1970 while it is inside `hook` past its deadline; 0 otherwise.
+            package var inHookSince: UInt64
+            package var hook: String
+
+            /// A line as given.
+            package init(name: String, type: String, isRequired: Bool, state: String, health: String, restarts: UInt32, lastError: String, inHookSince: UInt64, hook: String) {
+                (self.name, self.type, self.isRequired, self.state, self.health) = (name, type, isRequired, state, health)
+                (self.restarts, self.lastError, self.inHookSince, self.hook) = (restarts, lastError, inHookSince, hook)
+            }
+        }
+
+        package var state: String
+        package var status: String
+        package var sessionLocked: Bool
+        package var sessionLockReason: String
+        package var healthy: Bool
+        package var healthProblem: String
+        package var services: [Service]
+
+        /// A report as given.
+        package init(state: String, status: String, sessionLocked: Bool, sessionLockReason: String, healthy: Bool, healthProblem: String, services: [Service]) {
+            (self.state, self.status, self.sessionLocked, self.sessionLockReason) = (state, status, sessionLocked, sessionLockReason)
+            (self.healthy, self.healthProblem, self.services) = (healthy, healthProblem, services)
+        }
+    }
+
+    /// Why a call failed: what the bus said, and its D-Bus error name when it had one.
+    package struct Failure: Error, CustomStringConvertible {
+        package let name: String?
+        package let message: String
+        package var description: String { message }
+    }
+
+    static let path = "/org/apphost/Host"
+    static let interface = "org.apphost.Host1"
+
+    private let bus: OpaquePointer
+    let busName: String
+
+    /// Connects to `bus`.
+    package init(busName: String, bus which: Bus) throws(Failure) {
+        var made: OpaquePointer?
+        let result = switch which {
+        case .processDefault: sd_bus_open(&made)
+        case .user: sd_bus_open_user(&made)
+        case .system: sd_bus_open_system(&made)
+        }
+        guard result >= 0, let made else {
+            throw Failure(name: nil, message: "no bus to reach the daemon on: \(SystemErrorText.reason(-result))")
+        }
+        bus = made
+        self.busName = busName
+    }
+
+    deinit {
+        sd_bus_flush_close_unref(bus)
+    }
+
+    /// Every Host1 property.
+    package func report() throws(Failure) -> Report {
+        Report(
+            state: try string("State"), status: try string("Status"),
+            sessionLocked: try bool("SessionLocked"), sessionLockReason: try string("SessionLockReason"),
+            healthy: try bool("Healthy"), healthProblem: try string("HealthProblem"),
+            services: try services()
+        )
+    }
+
+    /// Calls `RestartService(name)`, waiting up to `timeout` (a restart runs launch hooks).
+    package func restartService(_ name: String, timeout: Duration) throws(Failure) {
+        var call: OpaquePointer?
+        var result = sd_bus_message_new_method_call(bus, &call, busName, Self.path, Self.interface, "RestartService")
+        guard result >= 0, let call else { throw Failure(name: nil, message: "cannot make the call: \(SystemErrorText.reason(-result))") }
+        defer { sd_bus_message_unref(call) }
+        result = name.withCString { sd_bus_message_append_basic(call, CChar(UInt8(ascii: "s")), $0) }
+        guard result >= 0 else { throw Failure(name: nil, message: "cannot make the call: \(SystemErrorText.reason(-result))") }
+        var error = sd_bus_error()
+        defer { sd_bus_error_free(&error) }
+        var reply: OpaquePointer?
+        result = sd_bus_call(bus, call, UInt64(timeout.microseconds), &error, &reply)
+        sd_bus_message_unref(reply)
+        if result < 0 { throw Self.failure(error, result) }
+    }
+
+    private func string(_ property: String) throws(Failure) -> String {
+        var error = sd_bus_error()
+        defer { sd_bus_error_free(&error) }
+        var value: UnsafeMutablePointer<CChar>?
+        let result = sd_bus_get_property_string(bus, busName, Self.path, Self.interface, property, &error, &value)
+        defer { free(value) }
+        guard result >= 0, let value else { throw Self.failure(error, result) }
+        return String(cString: value)
+    }
+
+    private func bool(_ property: String) throws(Failure) -> Bool {
+        var error = sd_bus_error()
+        defer { sd_bus_error_free(&error) }
+        var value: Int32 = 0
+        let result = sd_bus_get_property_trivial(bus, busName, Self.path, Self.interface, property, &error, CChar(UInt8(ascii: "b")), &value)
+        guard result >= 0 else { throw Self.failure(error, result) }
+        return value != 0
+    }
+
+    private func services() throws(Failure) -> [Report.Service] {
+        var error = sd_bus_error()
+        defer { sd_bus_error_free(&error) }
+        var reply: OpaquePointer?
+        var result = sd_bus_get_property(bus, busName, Self.path, Self.interface, "Services", &error, &reply, "a(ssbssusts)")
+        guard result >= 0, let reply else { throw Self.failure(error, result) }
+        defer { sd_bus_message_unref(reply) }
+        let unreadable = Failure(name: nil, message: "the daemon's Services property could not be read")
+        guard sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "a")), "(ssbssusts)") >= 0 else { throw unreadable }
+        var services: [Report.Service] = []
+        while true {
+            result = sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "r")), "ssbssusts")
+            guard result >= 0 else { throw unreadable }
+            if result == 0 { break }
+            var service = Report.Service(name: "", type: "", isRequired: false, state: "", health: "", restarts: 0, lastError: "", inHookSince: 0, hook: "")
+            var required: Int32 = 0
+            guard let name = Self.readString(reply), let type = Self.readString(reply),
+                sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "b")), &required) >= 0,
+                let state = Self.readString(reply), let health = Self.readString(reply),
+                sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "u")), &service.restarts) >= 0,
+                let lastError = Self.readString(reply),
+                sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "t")), &service.inHookSince) >= 0,
+                let hook = Self.readString(reply),
+                sd_bus_message_exit_container(reply) >= 0
+            else { throw unreadable }
+            (service.name, service.type, service.isRequired, service.state, service.health, service.lastError, service.hook) = (name, type, required != 0, state, health, lastError, hook)
+            services.append(service)
+        }
+        return services
+    }
+
+    private static func readString(_ message: OpaquePointer) -> String? {
+        var text: UnsafePointer<CChar>?
+        guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &text) >= 0, let text else { return nil }
+        return String(cString: text)
+    }
+
+    private static func failure(_ error: sd_bus_error, _ result: Int32) -> Failure {
+        if let name = error.name {
+            return Failure(name: String(cString: name), message: error.message.map { String(cString: $0) } ?? SystemErrorText.reason(-result))
+        }
+        return Failure(name: nil, message: SystemErrorText.reason(-result))
+    }
+}

@@ -1,0 +1,176 @@
+import AppHost
+import Glibc
+import Logging
+import ServiceLifecycle
+
+/// The daemon on its bus name: `org.freedesktop.LogControl1` (as `LogControlEdge`) and
+/// `org.apphost.Host1` at `/org/apphost/Host`, one connection and one name, through sd-bus on the
+/// edge's event loop. Run it in the daemon's `ServiceGroup`.
+///
+/// Host1's properties (`State`, `Status`, `SessionLocked`, `SessionLockReason`, `Healthy`,
+/// `HealthProblem`, `Services`) are anyone's to read; its methods (`RestartService(s)`,
+/// `EnterBackground()`, `EnterForeground()`) follow LogControl1's privilege rule: on the system
+/// bus root and the daemon's own user, on a user's bus its user. `apphostd status` and `apphostd
+/// restart` are its clients; deploy/dbus/org.apphost.Host1.xml is its introspection.
+public struct HostBusEdge: Service {
+    /// The well-known name it owns (`BusName=` in the unit).
+    public let busName: String
+    /// `SyslogIdentifier`: the daemon's journal identifier.
+    public let identifier: String
+    let host: PluggableApplicationHost?
+    let control: LogLevelControl
+    let bus: LogControlEdge.DBusAddress
+    let logger: Logger
+    /// The edge's loop; nil: a loop of its own.
+    let loop: EdgeEventLoop?
+    /// Awaited before connecting: the daemon's launch, so that the bus stays off the way to
+    /// `READY=1`.
+    let startAfter: (@Sendable () async -> Void)?
+
+    /// Serves `host` and `control` at `busName`, on an event loop of its own.
+    public init(busName: String, identifier: String, host: PluggableApplicationHost, control: LogLevelControl = .shared, bus: LogControlEdge.DBusAddress = .default, logger: Logger) {
+        self.init(busName: busName, identifier: identifier, host: host, control: control, bus: bus, logger: logger, on: nil)
+    }
+
+    /// Like `init(busName:identifier:host:control:bus:logger:)`, on `loop` (the daemon's edge
+    /// loop), connecting once `startAfter` returns; without `host`, LogControl1 alone.
+    package init(
+        busName: String, identifier: String, host: PluggableApplicationHost?, control: LogLevelControl = .shared, bus: LogControlEdge.DBusAddress = .default,
+        logger: Logger, on loop: EdgeEventLoop?, startAfter: (@Sendable () async -> Void)? = nil
+    ) {
+        self.busName = busName
+        self.identifier = identifier
+        self.host = host
+        self.control = control
+        self.bus = bus
+        self.logger = logger
+        self.loop = loop
+        self.startAfter = startAfter
+    }
+
+    var unavailable: String {
+        host == nil
+            ? "log control unavailable (systemctl service-log-level cannot reach this daemon)"
+            : "log control unavailable (systemctl service-log-level cannot reach this daemon, nor apphostd status)"
+    }
+
+    /// Serves until graceful shutdown or cancellation. The connection lives on the event loop,
+    /// which sleeps without a timer: an idle daemon's bus costs no wake-up.
+    public func run() async {
+        if let startAfter { await startAfter() }
+        let loop: EdgeEventLoop
+        let ownLoop: Bool
+        do {
+            if let shared = self.loop {
+                loop = shared
+                ownLoop = false
+            } else {
+                loop = try EdgeEventLoop(name: "apphost-logctl")
+                ownLoop = true
+            }
+        } catch {
+            logger.notice("\(unavailable): \(error)")
+            return
+        }
+        let (reports, sink) = AsyncStream<LogControlServer.Report>.makeStream()
+        let (calls, callSink) = AsyncStream<HostBusCall>.makeStream()
+        let object = host.map { HostBusObject(host: $0, calls: callSink) }
+        let server = LogControlServer(busName: busName, properties: LogControlProperties(identifier: identifier, control: control), host: object, reports: sink)
+        let address: DBusConnection.Address = switch bus {
+        case .default: .processDefault
+        case .address(let text): .address(text)
+        }
+        let connection = DBusConnection(address, endsLoop: ownLoop ? loop : nil, setUp: server.setUp, onEvent: server.connectionChanged)
+        server.connection = connection
+        do {
+            try loop.add(connection)
+        } catch {
+            let place = switch bus {
+            case .default: "no bus (sd_bus_open)"
+            case .address(let text): "no bus at \(text)"
+            }
+            logger.notice("\(unavailable): \(place): \(SystemErrorText.reason(error.rawValue))")
+            sink.finish()
+            callSink.finish()
+            return
+        }
+        let stop: @Sendable () -> Void = {
+            loop.remove(connection)
+            sink.finish()
+            callSink.finish()
+        }
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await withDiscardingTaskGroup { group in
+                    if let host {
+                        group.addTask {
+                            for await call in calls {
+                                let answer = await Self.perform(call, on: host, logger: logger)
+                                loop.perform { call.answer(answer) }
+                            }
+                        }
+                    }
+                    await follow(reports, loop: loop, connection: connection, stop: stop)
+                    callSink.finish()
+                }
+            } onGracefulShutdown: {
+                stop()
+            }
+        } onCancel: {
+            stop()
+        }
+    }
+
+    private func follow(_ reports: AsyncStream<LogControlServer.Report>, loop: EdgeEventLoop, connection: DBusConnection, stop: () -> Void) async {
+        for await report in reports {
+            switch report {
+            case .owned(let again):
+                if again {
+                    logger.notice("log control: back on the bus as \(busName)")
+                } else {
+                    logger.debug("log control on the bus as \(busName)")
+                }
+            case .unavailable(let reason):
+                logger.notice("\(unavailable): \(reason)")
+                stop()
+            case .lost(let reason):
+                logger.notice("log control: lost the bus (\(reason)); connecting again")
+            case .retrying(let reason, let wait):
+                logger.debug("log control: cannot reach the bus yet (\(reason)); trying again in \(wait)")
+            }
+        }
+    }
+
+    /// Carries out one Host1 call on the host.
+    static func perform(_ call: HostBusCall, on host: PluggableApplicationHost, logger: Logger) async -> Result<String?, HostBusCall.Failure> {
+        switch call.member {
+        case "RestartService":
+            let name = call.argument ?? ""
+            logger.notice("restart of \(name) asked on the bus", metadata: ["service": "\(name)"])
+            do {
+                try await host.restartService(named: name)
+                return .success(nil)
+            } catch {
+                let suffix = switch error.code {
+                case .noSuchService: "NoSuchService"
+                case .failedToLaunch: "FailedToLaunch"
+                default: "NotRunning"
+                }
+                return .failure(.named(suffix, "\(error)"))
+            }
+        case "EnterBackground", "EnterForeground":
+            do {
+                if call.member == "EnterBackground" {
+                    try await host.enterBackground()
+                } else {
+                    try await host.enterForeground()
+                }
+                return .success(host.status.state.rawValue)
+            } catch {
+                return .failure(.named("IllegalTransition", "\(error)"))
+            }
+        default:
+            return .failure(HostBusCall.Failure(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "no method \(call.member)"))
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import AppHost
+import AppHostSystemd
+import Foundation
+import Testing
+@testable import AppHostDaemon
+
+/// `apphostd status`'s text and JSON, from a report as Host1 gives it.
+@Suite struct StatusCommandTests {
+    static func service(_ name: String, _ state: String, required: Bool = false, health: String = "", restarts: UInt32 = 0, error: String = "") -> HostBusClient.Report.Service {
+        .init(name: name, type: "probe", isRequired: required, state: state, health: health, restarts: restarts, lastError: error, inHookSince: 0, hook: "")
+    }
+
+    static let report = HostBusClient.Report(
+        state: "active", status: "active · 3 services · outbox restarting (1/5 in 60s)", sessionLocked: false, sessionLockReason: "",
+        healthy: false, healthProblem: "db failed 6 times in 60s",
+        services: [
+            service("logger", "running", required: true),
+            service("outbox", "restarting", restarts: 1, error: "lost the connection"),
+            service("db", "failed", required: true, health: "failed 6 times in 60s", restarts: 5, error: "refused"),
+            service("cache", "stopped", health: "refused to launch"),
+        ]
+    )
+
+    @Test("failures first, then stopped, restarting, running; registration order within each")
+    func order() {
+        #expect(StatusCommand.ordered(Self.report.services).map(\.name) == ["db", "cache", "outbox", "logger"])
+    }
+
+    @Test("the text: the status line, the health, one line per service")
+    func text() {
+        let text = StatusCommand.text(Self.report, identity: .apphostd)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines[0] == "× apphostd: active · 3 services · outbox restarting (1/5 in 60s)")
+        #expect(lines.contains("  Health:  unhealthy: db failed 6 times in 60s"))
+        #expect(lines.contains { $0.hasPrefix("× db*") && $0.hasSuffix("failed 6 times in 60s (last error: refused)") }, "\(text)")
+        #expect(lines.contains { $0.hasPrefix("↻ outbox") && $0.hasSuffix("healthy (last error: lost the connection)") }, "\(text)")
+        #expect(lines.contains { $0.hasPrefix("● logger*") && $0.hasSuffix("healthy") }, "\(text)")
+    }
+
+    @Test("the JSON parses, and says what the text says")
+    func json() throws {
+        let rendered = StatusCommand.json(Self.report).rendered()
+        let parsed = try JSONSerialization.jsonObject(with: Data(rendered.utf8))
+        let object = try #require(parsed as? [String: Any], "\(rendered)")
+        #expect(object["healthy"] as? Bool == false)
+        #expect(object["healthProblem"] as? String == "db failed 6 times in 60s")
+        #expect(object["sessionLockReason"] == nil)
+        let services = try #require(object["services"] as? [[String: Any]])
+        #expect(services.map { $0["name"] as? String } == ["db", "cache", "outbox", "logger"])
+        #expect(services[0]["restarts"] as? Int == 5)
+        #expect(services[3]["health"] == nil)
+    }
+}

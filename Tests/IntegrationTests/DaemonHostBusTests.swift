@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+extension IntegrationSuites {
+    /// `org.apphost.Host1` under the user manager, on the session bus at the unit's `BusName=`:
+    /// `apphostd status` and `apphostd restart`, and `busctl introspect` against the shipped XML.
+    @Suite(.serialized)
+    struct DaemonHostBusTests {
+        static let objectPath = "/org/apphost/Host"
+
+        /// `apphostd ARGUMENTS --user` in the sandbox (its session bus).
+        static func apphostd(_ daemon: DaemonUnderTest, _ arguments: String...) async throws -> CommandResult {
+            guard let binary = IntegrationEnvironment.apphostdBinary else { throw HarnessError("no apphostd binary") }
+            return try await daemon.sandbox.run([binary] + arguments + ["--user"])
+        }
+
+        static func onTheBus(_ daemon: DaemonUnderTest) async throws {
+            try await daemon.waitUntil("the daemon's name is on the bus") {
+                try await daemon.daemonRecords().contains { $0["MESSAGE"]?.hasPrefix("log control on the bus as ") == true }
+            }
+        }
+
+        @Test(
+            "apphostd status lists every service with its state, failures first; --json says the same; apphostd restart restarts one, and a name the daemon lacks exits 65",
+            .enabled(if: IntegrationEnvironment.canRunDaemon, "needs root, unshare, systemd and the apphostd binary (reason printed)")
+        )
+        func statusAndRestart() async throws {
+            try await DaemonUnderTest.with(services: [ProbeSpec("a")], extraServices: [
+                "  - name: flaky\n    type: probe\n    restart: transient\n    restart-delay: 10ms\n    restart-intensity: 1 in 60s\n    settings:\n      faults:\n        - { hook: run, action: throw, after: 10ms }",
+            ]) { daemon in
+                try await daemon.startOrFail()
+                try await Self.onTheBus(daemon)
+                // flaky fails twice: past its intensity, an optional service is stopped.
+                try await daemon.waitUntil("flaky stopped") { try await daemon.status()["StatusText"]?.contains("disabled: flaky") == true }
+
+                let status = try await Self.apphostd(daemon, "status")
+                let diagnostics = status.succeeded ? "" : await daemon.diagnostics()
+                #expect(status.succeeded, "\(status)\n\(diagnostics)")
+                let lines = status.stdout.split(separator: "\n").map(String.init)
+                #expect(lines.first?.hasPrefix("● apphostd: active · 1 service · disabled: flaky") == true, "\(status.stdout)")
+                let rows = lines.filter { $0.hasPrefix("● ") || $0.hasPrefix("× ") || $0.hasPrefix("↻ ") }.dropFirst()
+                #expect(rows.first?.hasPrefix("× flaky") == true, "failures first: \(status.stdout)")
+                #expect(rows.first?.contains("failed 2 times in 60s (last error: probe fault injected in run)") == true, "\(status.stdout)")
+                #expect(rows.contains { $0.hasPrefix("● a ") && $0.contains("running") }, "\(status.stdout)")
+
+                let json = try await Self.apphostd(daemon, "status", "--json")
+                let parsed = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8))
+                let object = try #require(parsed as? [String: Any], "\(json)")
+                #expect(object["state"] as? String == "active")
+                #expect(object["healthy"] as? Bool == true)
+                let services = try #require(object["services"] as? [[String: Any]])
+                #expect(services.map { $0["name"] as? String } == ["flaky", "a"])
+                #expect(services.first?["state"] as? String == "failed")
+                #expect(services.first?["restarts"] as? Int == 1)
+
+                let restart = try await Self.apphostd(daemon, "restart", "a")
+                #expect(restart.succeeded && restart.stdout == "a restarted\n", "\(restart)")
+                try await daemon.waitUntil("the restart's line") {
+                    try await daemon.daemonRecords().contains { $0["MESSAGE"] == "a restarted (1 in this run)" && $0["SERVICE"] == "a" }
+                }
+                let unknown = try await Self.apphostd(daemon, "restart", "nope")
+                #expect(unknown.status == 65, "\(unknown)")
+                #expect(unknown.stderr.contains("nope: no such service: the services are flaky, a"), "\(unknown)")
+            }
+        }
+
+        @Test(
+            "busctl introspect shows org.apphost.Host1 as deploy/dbus/org.apphost.Host1.xml declares it",
+            .enabled(if: IntegrationEnvironment.canRunDaemon, "needs root, unshare, systemd and the apphostd binary (reason printed)")
+        )
+        func introspectionMatchesTheShippedXML() async throws {
+            try await DaemonUnderTest.with(services: [ProbeSpec("a")]) { daemon in
+                try await daemon.startOrFail()
+                try await Self.onTheBus(daemon)
+                let introspected = try await daemon.sandbox.run(["busctl", "--user", "introspect", "--xml-interface", "org.apphost.apphostd", Self.objectPath])
+                #expect(introspected.succeeded, "\(introspected)")
+                let shipped = try String(contentsOfFile: IntegrationSuites.GettingStartedPackageTests.repository + "/deploy/dbus/org.apphost.Host1.xml", encoding: .utf8)
+                let interface = try #require(Self.interface("org.apphost.Host1", in: introspected.stdout), "\(introspected.stdout)")
+                #expect(Self.interface("org.apphost.Host1", in: shipped) == interface, "the shipped XML differs from what the daemon serves:\n\(interface)")
+            }
+        }
+
+        /// The `<interface name="NAME">…</interface>` element of `xml`, its lines trimmed.
+        static func interface(_ name: String, in xml: String) -> String? {
+            guard let start = xml.range(of: "<interface name=\"\(name)\">"), let end = xml.range(of: "</interface>", range: start.upperBound..<xml.endIndex) else { return nil }
+            return xml[start.lowerBound..<end.upperBound].split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "\n")
+        }
+    }
+}
