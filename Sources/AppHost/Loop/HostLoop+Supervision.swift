@@ -106,20 +106,25 @@ extension HostLoop {
             return old.id
         }
         let id = await launchIntoCurrentState(old.descriptor, service: instance, replacing: index, supervisor: old.supervisor, group: &group)
-        announceRestart(of: id, scope: .instance)
+        // Started again, even if its run loop already ended during the catch-up (booked apart):
+        // that was a restart too. A launch that failed or was cut short started none.
+        if let restarted = services.first(where: { $0.id == id }), restarted.runLoopID > 0 {
+            announceRestart(of: id, scope: .instance, after: old.supervisor?.lastEnding)
+        }
         return id
     }
 
-    /// The restart's log line and bus message, once the service runs again (its run loop may
-    /// already have ended again).
-    mutating func announceRestart(of serviceID: Int, scope: RestartPolicy.Scope) {
-        guard let index = services.firstIndex(where: { $0.id == serviceID }), services[index].health.isEnabled else { return }
+    /// The restart's log line, counter and bus message, once the run loop was started again.
+    mutating func announceRestart(of serviceID: Int, scope: RestartPolicy.Scope, after ending: RunLoopEnding? = nil) {
+        guard let index = services.firstIndex(where: { $0.id == serviceID }) else { return }
         let service = services[index]
         let restarts = service.supervisor?.total ?? 0
-        services[index].health.pendingRestart = nil
+        // A run loop that ended again already has its next restart waiting.
+        if service.runLoopStop != nil { services[index].health.pendingRestart = nil }
+        service.context.metrics.countRestart()
         service.logger.notice("\(service.name) restarted (\(restarts) in this run)", metadata: ["service": "\(service.name)", "restart": "\(restarts)"])
         var error: String?
-        if case .threw(let text)? = service.supervisor?.lastEnding { error = text }
+        if case .threw(let text)? = ending ?? service.supervisor?.lastEnding { error = text }
         bus.publish(ServiceDidRestart(service: service.name, restarts: restarts, scope: scope, error: error))
     }
 }

@@ -5,25 +5,44 @@ import Synchronization
 /// (`PluggableApplicationHost.Configuration.metricsFactory`), so any backend that implements
 /// `MetricsFactory` shows them: `apphost_state{state}`, `apphost_session_locked`,
 /// `apphost_healthy`, `apphost_services{status}`, `apphost_memory_warnings_total{level}` and
-/// `apphost_reloads_total{result}`; each service's `ServiceMetrics` adds its hooks' figures.
+/// `apphost_reloads_total{result}`; each service's `ServiceMetrics` adds its hooks' figures and
+/// its restarts.
+///
+/// `apphost_services{status}` counts each service once: `running`, `restarting` (a restart
+/// waits), `failed` (its restarts gave way, disabled or not: a required one keeps running
+/// unhealthy) or `disabled` (for another reason), so the four add up to the services.
 ///
 /// Gauges change only when what they show changed: a request that moves nothing records nothing.
 final class HostMetrics: Sendable {
+    /// Where a service is counted in `apphost_services{status}`.
+    enum ServiceStatus: String, CaseIterable {
+        case running, restarting, failed, disabled
+
+        init(_ health: ServiceHealth) {
+            if health.failure != nil {
+                self = .failed
+            } else if !health.isEnabled {
+                self = .disabled
+            } else {
+                self = health.pendingRestart != nil ? .restarting : .running
+            }
+        }
+    }
+
     /// What the gauges show now.
     private struct Shown: Equatable {
         var state: ApplicationState?
         var isSessionLocked = false
         var isHealthy = true
-        var running = -1
-        var disabled = -1
+        /// Empty until first shown, so every status is recorded then, zeros included.
+        var services: [ServiceStatus: Int] = [:]
     }
 
     let factory: any MetricsFactory
     private let states: [(ApplicationState, CoreMetrics.Gauge)]
     private let sessionLocked: CoreMetrics.Gauge
     private let healthy: CoreMetrics.Gauge
-    private let running: CoreMetrics.Gauge
-    private let disabled: CoreMetrics.Gauge
+    private let services: [(ServiceStatus, CoreMetrics.Gauge)]
     private let warnings: CoreMetrics.Counter
     private let criticalWarnings: CoreMetrics.Counter
     private let appliedReloads: CoreMetrics.Counter
@@ -35,8 +54,7 @@ final class HostMetrics: Sendable {
         states = ApplicationState.allCases.map { ($0, CoreMetrics.Gauge(label: "apphost_state", dimensions: [("state", $0.rawValue)], factory: factory)) }
         sessionLocked = CoreMetrics.Gauge(label: "apphost_session_locked", factory: factory)
         healthy = CoreMetrics.Gauge(label: "apphost_healthy", factory: factory)
-        running = CoreMetrics.Gauge(label: "apphost_services", dimensions: [("status", "running")], factory: factory)
-        disabled = CoreMetrics.Gauge(label: "apphost_services", dimensions: [("status", "disabled")], factory: factory)
+        services = ServiceStatus.allCases.map { ($0, CoreMetrics.Gauge(label: "apphost_services", dimensions: [("status", $0.rawValue)], factory: factory)) }
         warnings = CoreMetrics.Counter(label: "apphost_memory_warnings_total", dimensions: [("level", MemoryWarningLevel.warning.rawValue)], factory: factory)
         criticalWarnings = CoreMetrics.Counter(label: "apphost_memory_warnings_total", dimensions: [("level", MemoryWarningLevel.critical.rawValue)], factory: factory)
         appliedReloads = CoreMetrics.Counter(label: "apphost_reloads_total", dimensions: [("result", "applied")], factory: factory)
@@ -46,10 +64,9 @@ final class HostMetrics: Sendable {
 
     /// Shows `status`; records only the gauges whose value changed.
     func show(_ status: HostStatus) {
-        var now = Shown(state: status.state, isSessionLocked: status.sessionLockReason != nil, isHealthy: status.healthProblem == nil, running: 0, disabled: 0)
-        for service in status.services {
-            if service.isEnabled { now.running += 1 } else { now.disabled += 1 }
-        }
+        var now = Shown(state: status.state, isSessionLocked: status.sessionLockReason != nil, isHealthy: status.healthProblem == nil)
+        now.services = Dictionary(uniqueKeysWithValues: ServiceStatus.allCases.map { ($0, 0) })
+        for service in status.services { now.services[ServiceStatus(service), default: 0] += 1 }
         let before = shown.withLock { shown in
             defer { shown = now }
             return shown
@@ -62,8 +79,9 @@ final class HostMetrics: Sendable {
         }
         if now.isSessionLocked != before.isSessionLocked || before.state == nil { sessionLocked.record(now.isSessionLocked ? 1 : 0) }
         if now.isHealthy != before.isHealthy || before.state == nil { healthy.record(now.isHealthy ? 1 : 0) }
-        if now.running != before.running { running.record(now.running) }
-        if now.disabled != before.disabled { disabled.record(now.disabled) }
+        for (status, gauge) in services where now.services[status] != before.services[status] {
+            gauge.record(now.services[status] ?? 0)
+        }
     }
 
     /// A memory warning went out to the services.
