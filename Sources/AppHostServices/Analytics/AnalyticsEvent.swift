@@ -22,6 +22,8 @@ package struct AnalyticsEvent: Sendable, Hashable {
         case sessionLock
         /// The application terminated cleanly.
         case terminate
+        /// The host restarted `service` under its `RestartPolicy` (`ServiceDidRestart`).
+        case restart
     }
 
     /// Increasing across the log and the summary, so a record already folded into the summary
@@ -36,8 +38,13 @@ package struct AnalyticsEvent: Sendable, Hashable {
     var exitCause: String?
     var seconds: Double?
     var level: String?
+    /// The instance name of the service a restart was of.
+    var service: String?
 
-    init(seq: UInt64, kind: Kind, at: UnixTime = .now, first: Bool? = nil, previousExit: String? = nil, exitCause: String? = nil, seconds: Double? = nil, level: String? = nil) {
+    init(
+        seq: UInt64, kind: Kind, at: UnixTime = .now, first: Bool? = nil, previousExit: String? = nil, exitCause: String? = nil,
+        seconds: Double? = nil, level: String? = nil, service: String? = nil
+    ) {
         self.seq = seq
         self.kind = kind
         self.at = at.secondsSince1970
@@ -46,6 +53,7 @@ package struct AnalyticsEvent: Sendable, Hashable {
         self.exitCause = exitCause
         self.seconds = seconds
         self.level = level
+        self.service = service
     }
 
     /// The record as the log keeps it: one JSON object, keys sorted, absent fields left out.
@@ -59,6 +67,7 @@ package struct AnalyticsEvent: Sendable, Hashable {
             "exitCause": exitCause.map(JSONValue.string),
             "seconds": seconds.map(JSONValue.number),
             "level": level.map(JSONValue.string),
+            "service": service.map(JSONValue.string),
         ])
     }
 
@@ -75,5 +84,16 @@ package struct AnalyticsEvent: Sendable, Hashable {
         exitCause = json["exitCause"]?.string
         seconds = json["seconds"]?.number
         level = json["level"]?.string
+        service = json["service"]?.string
+    }
+
+    /// The sequence number of a whole record of a kind this version does not count (written by
+    /// a newer apphostd), or nil when `json` is not one. Such a record is skipped, not taken for
+    /// a corrupt tail: a downgrade must not cut the records after it from the log.
+    static func sequenceOfUnknownKind(_ json: JSONValue) -> UInt64? {
+        guard let seq = json["seq"]?.integer, seq >= 0, let kind = json["kind"]?.string, Kind(rawValue: kind) == nil,
+              json["at"]?.number != nil
+        else { return nil }
+        return UInt64(seq)
     }
 }

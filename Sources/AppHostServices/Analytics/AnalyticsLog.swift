@@ -5,7 +5,8 @@ import AppHostSystemd
 /// a 4-byte little-endian CRC-32 of the payload, then the JSON payload.
 ///
 /// A reader stops at the first frame that is short, too long, fails its checksum or does not
-/// decode: everything before it is kept, the rest is a torn or corrupt tail.
+/// decode: everything before it is kept, the rest is a torn or corrupt tail. A whole record of
+/// an unknown kind (a newer daemon's) is skipped and the reading goes on.
 package enum AnalyticsLog {
     /// Frames longer than this are corruption, not records.
     static let maximumPayload = 1 << 20
@@ -30,13 +31,17 @@ package enum AnalyticsLog {
         package var validLength: Int
         /// The file's length; more than `validLength` when the tail is torn or corrupt.
         package var totalLength: Int
+        /// Whole records of kinds this version does not count, left out of `events`.
+        package var skipped = 0
+        /// The highest sequence number of the whole records, skipped ones included.
+        package var lastSequence: UInt64 = 0
 
         package var hasDamagedTail: Bool { validLength < totalLength }
     }
 
     /// Reads records until the end or the first damaged frame.
     package static func scan(_ bytes: [UInt8]) -> Scan {
-        var events: [AnalyticsEvent] = []
+        var scan = Scan(events: [], validLength: 0, totalLength: bytes.count)
         var offset = 0
         while bytes.count - offset >= headerSize {
             let length = Int(readLittleEndian(bytes, at: offset))
@@ -44,13 +49,20 @@ package enum AnalyticsLog {
             let start = offset + headerSize
             guard length > 0, length <= maximumPayload, length <= bytes.count - start else { break }
             let payload = bytes[start..<(start + length)]
-            guard CRC32.checksum(payload) == checksum,
-                let json = try? JSONValue(parsing: payload), let event = AnalyticsEvent(json: json)
-            else { break }
-            events.append(event)
+            guard CRC32.checksum(payload) == checksum, let json = try? JSONValue(parsing: payload) else { break }
+            if let event = AnalyticsEvent(json: json) {
+                scan.events.append(event)
+                scan.lastSequence = max(scan.lastSequence, event.seq)
+            } else if let seq = AnalyticsEvent.sequenceOfUnknownKind(json) {
+                scan.skipped += 1
+                scan.lastSequence = max(scan.lastSequence, seq)
+            } else {
+                break
+            }
             offset = start + length
         }
-        return Scan(events: events, validLength: offset, totalLength: bytes.count)
+        scan.validLength = offset
+        return scan
     }
 
     private static func appendLittleEndian(_ value: UInt32, to bytes: inout [UInt8]) {

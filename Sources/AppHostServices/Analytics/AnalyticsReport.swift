@@ -40,6 +40,8 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
     public var reloads = 0
     /// Times the session locked.
     public var sessionLocks = 0
+    /// Restarts under a service's `restart:` policy, by its instance name.
+    public var restartsByService: [String: Int] = [:]
     /// When the first counted event happened.
     public var firstEvent: UnixTime?
     /// When the last counted event happened.
@@ -112,6 +114,8 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
         case .reload: reloads += 1
         case .sessionLock: sessionLocks += 1
         case .terminate: terminations += 1
+        case .restart:
+            if let service = event.service { restartsByService[service, default: 0] += 1 }
         }
     }
 
@@ -124,7 +128,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
             ("  first launches", "\(firstLaunches)"),
             ("  after a clean exit", "\(cleanPreviousExits)"),
             ("  after an unclean exit", "\(uncleanPreviousExits)"),
-            ("exits by cause", exitsByCause.isEmpty ? "-" : exitsByCause.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")),
+            ("exits by cause", Self.format(counts: exitsByCause)),
             ("clean terminations", "\(terminations)"),
             ("foreground time", Self.format(seconds: foregroundSeconds)),
             ("background time", Self.format(seconds: backgroundSeconds)),
@@ -132,6 +136,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
             ("memory warnings", "\(memoryWarnings.total) (\(memoryWarnings.warning) warning, \(memoryWarnings.critical) critical)"),
             ("reloads", "\(reloads)"),
             ("session locks", "\(sessionLocks)"),
+            ("restarts by service", Self.format(counts: restartsByService)),
             ("first event", firstEvent.map(Self.format(date:)) ?? "-"),
             ("last event", lastEvent.map(Self.format(date:)) ?? "-"),
         ]
@@ -168,6 +173,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
             ]),
             "reloads": .number(Double(reloads)),
             "sessionLocks": .number(Double(sessionLocks)),
+            "restartsByService": .object(restartsByService.mapValues { .number(Double($0)) }),
             "firstEvent": firstEvent.map { .string($0.iso8601) },
             "lastEvent": lastEvent.map { .string($0.iso8601) },
             "lastSequence": .number(Double(lastSequence)),
@@ -188,6 +194,15 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
             guard let seconds = value.number else { throw JSONValue.FormatError("\"\(key)\" is not a number") }
             return seconds
         }
+        func counts(_ key: String) throws(JSONValue.FormatError) -> [String: Int] {
+            guard let value = json[key] else { return [:] }
+            guard case .object(let members) = value else { throw JSONValue.FormatError("\"\(key)\" is not an object") }
+            var counts: [String: Int] = [:]
+            for (name, value) in members {
+                counts[name] = try count(value, "\(key).\(name)")
+            }
+            return counts
+        }
         func date(_ key: String) throws(JSONValue.FormatError) -> UnixTime? {
             guard let value = json[key], value != .null else { return nil }
             guard let date = value.string.flatMap(UnixTime.init(iso8601:)) else {
@@ -200,12 +215,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
         firstLaunches = try count(json["firstLaunches"], "firstLaunches") ?? 0
         cleanPreviousExits = try count(json["cleanPreviousExits"], "cleanPreviousExits") ?? 0
         uncleanPreviousExits = try count(json["uncleanPreviousExits"], "uncleanPreviousExits") ?? 0
-        if let causes = json["exitsByCause"] {
-            guard case .object(let members) = causes else { throw JSONValue.FormatError("\"exitsByCause\" is not an object") }
-            for (cause, value) in members {
-                exitsByCause[cause] = try count(value, "exitsByCause.\(cause)")
-            }
-        }
+        exitsByCause = try counts("exitsByCause")
         terminations = try count(json["terminations"], "terminations") ?? 0
         foregroundSeconds = try seconds("foregroundSeconds") ?? 0
         backgroundSeconds = try seconds("backgroundSeconds") ?? 0
@@ -217,6 +227,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
         }
         reloads = try count(json["reloads"], "reloads") ?? 0
         sessionLocks = try count(json["sessionLocks"], "sessionLocks") ?? 0
+        restartsByService = try counts("restartsByService")
         firstEvent = try date("firstEvent")
         lastEvent = try date("lastEvent")
         lastSequence = UInt64(try count(json["lastSequence"], "lastSequence") ?? 0)
@@ -228,6 +239,12 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
         if hours > 0 { return "\(hours)h \(minutes)m \(rest)s" }
         if minutes > 0 { return "\(minutes)m \(rest)s" }
         return seconds < 10 ? seconds.decimalText(digits: 1) + "s" : "\(rest)s"
+    }
+
+    /// `signal KILL 2, watchdog 1`: the most first, then by name; `-` when there are none.
+    static func format(counts: [String: Int]) -> String {
+        guard !counts.isEmpty else { return "-" }
+        return counts.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
     }
 
     static func format(date: UnixTime) -> String {

@@ -3,8 +3,8 @@ import Logging
 import Synchronization
 
 /// Usage analytics in the spirit of a usage broker: launches (first, after clean and unclean
-/// exits), foreground and background time, transitions, memory warnings by level, reloads and
-/// session locks, kept crash-safely in `<stateDirectory>/analytics`.
+/// exits), foreground and background time, transitions, memory warnings by level, reloads,
+/// session locks and restarts by service, kept crash-safely in `<stateDirectory>/analytics`.
 ///
 /// ```yaml
 /// - name: analytics
@@ -26,7 +26,7 @@ public final class AnalyticsService: ApplicationService {
     /// The keys its `settings:` section may hold.
     public static let settingKeys = ["flush-interval", "compact-after"]
     /// One line for `apphostd services`.
-    public static let summary = "Usage analytics: launches, exits by cause, foreground/background time, transitions, memory warnings; crash-safe log in the state directory"
+    public static let summary = "Usage analytics: launches, exits by cause, foreground/background time, transitions, memory warnings, restarts by service; crash-safe log in the state directory"
 
     /// How analytics persists.
     public struct Settings: Sendable, Hashable {
@@ -69,14 +69,17 @@ public final class AnalyticsService: ApplicationService {
         guard let stateDirectory = application.stateDirectory else {
             throw AnalyticsStore.Failure(path: "-", reason: "analytics needs a state directory (host.state-directory)")
         }
-        let (recovered, adopted, path) = try state.withLock { state throws(AnalyticsStore.Failure) in
+        let (recovered, skipped, adopted, path) = try state.withLock { state throws(AnalyticsStore.Failure) in
             // The store is created under the lock: only the lock's holder ever touches it.
             let store = try AnalyticsStore(directory: AnalyticsReport.directory(stateDirectory: stateDirectory))
             state.store = store
-            return (store.recoveredBytes, options.restoredState.map(store.adoptUnflushed) ?? 0, store.logPath)
+            return (store.recoveredBytes, store.skippedRecords, options.restoredState.map(store.adoptUnflushed) ?? 0, store.logPath)
         }
         if recovered > 0 {
             application.logger.warning("analytics: dropped a torn or corrupt tail of \(recovered) bytes from \(path); earlier records kept", metadata: ["path": "\(path)"])
+        }
+        if skipped > 0 {
+            application.logger.notice("analytics: \(skipped) records in \(path) are of kinds a newer apphostd wrote; not counted, and gone at the next compaction", metadata: ["path": "\(path)"])
         }
         if adopted > 0 {
             application.logger.notice("analytics: took back \(adopted) events the previous run had not flushed")
@@ -178,25 +181,34 @@ public final class AnalyticsService: ApplicationService {
     }
 
     public func run(_ application: ApplicationHandle) async throws {
+        // Subscribed in run, so that a run loop started again has subscriptions of its own.
         let reloads = application.bus.subscribe(to: ConfigurationDidReload.self)
+        let restarts = application.bus.subscribe(to: ServiceDidRestart.self)
         await withDiscardingTaskGroup { group in
-            group.addTask {
-                for await _ in reloads {
-                    self.record(.reload)
-                    self.keepUnflushed(application)
-                }
-            }
+            group.addTask { await self.recordEach(of: reloads, application) { _ in (.reload, nil) } }
+            group.addTask { await self.recordEach(of: restarts, application) { (.restart, $0.service) } }
             group.addTask { await self.flushPeriodically(application) }
         }
     }
 
     // MARK: Recording and flushing
 
-    private func record(_ kind: AnalyticsEvent.Kind, first: Bool? = nil, previousExit: String? = nil, exitCause: String? = nil, level: String? = nil) {
+    private func record(_ kind: AnalyticsEvent.Kind, first: Bool? = nil, previousExit: String? = nil, exitCause: String? = nil, level: String? = nil, service: String? = nil) {
         let startTimer = state.withLock { state in
-            state.store?.record(kind, first: first, previousExit: previousExit, exitCause: exitCause, level: level) ?? false
+            state.store?.record(kind, first: first, previousExit: previousExit, exitCause: exitCause, level: level, service: service) ?? false
         }
         if startTimer { wake.yield() }
+    }
+
+    /// Records an event for each message on the bus, with the service it names.
+    private func recordEach<Message: Sendable>(
+        of messages: AsyncStream<Message>, _ application: ApplicationHandle, _ event: (Message) -> (AnalyticsEvent.Kind, service: String?)
+    ) async {
+        for await message in messages {
+            let (kind, service) = event(message)
+            record(kind, service: service)
+            keepUnflushed(application)
+        }
     }
 
     /// Turns the time since the phase began into a time event and ends the phase.

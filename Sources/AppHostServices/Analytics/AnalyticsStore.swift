@@ -42,6 +42,8 @@ package final class AnalyticsStore {
     private(set) var pendingCount = 0
     /// Bytes dropped from a damaged tail when the store opened.
     package let recoveredBytes: Int
+    /// Records of kinds this version does not count, found in the log when the store opened.
+    package let skippedRecords: Int
     private var logSize: Int
     private var nextSequence: UInt64
     private var descriptor: Int32
@@ -92,7 +94,8 @@ package final class AnalyticsStore {
         self.descriptor = fd
         self.logSize = scan.validLength
         self.recoveredBytes = scan.totalLength - scan.validLength
-        self.nextSequence = max(report.lastSequence, scan.events.map(\.seq).max() ?? 0) + 1
+        self.skippedRecords = scan.skipped
+        self.nextSequence = max(report.lastSequence, scan.lastSequence) + 1
     }
 
     deinit {
@@ -101,8 +104,13 @@ package final class AnalyticsStore {
 
     /// Counts an event now and queues it for the next flush. Returns true when the queue was
     /// empty before (a flush timer should start).
-    func record(_ kind: AnalyticsEvent.Kind, at date: UnixTime = .now, first: Bool? = nil, previousExit: String? = nil, exitCause: String? = nil, seconds: Double? = nil, level: String? = nil) -> Bool {
-        let event = AnalyticsEvent(seq: nextSequence, kind: kind, at: date, first: first, previousExit: previousExit, exitCause: exitCause, seconds: seconds, level: level)
+    func record(
+        _ kind: AnalyticsEvent.Kind, at date: UnixTime = .now, first: Bool? = nil, previousExit: String? = nil, exitCause: String? = nil,
+        seconds: Double? = nil, level: String? = nil, service: String? = nil
+    ) -> Bool {
+        let event = AnalyticsEvent(
+            seq: nextSequence, kind: kind, at: date, first: first, previousExit: previousExit, exitCause: exitCause, seconds: seconds, level: level, service: service
+        )
         nextSequence += 1
         report.apply(event)
         let wasEmpty = pending.isEmpty
