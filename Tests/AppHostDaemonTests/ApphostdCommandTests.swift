@@ -38,6 +38,10 @@ struct ApphostdCommandTests {
         #expect(try Invocation.parse(["run", "--help"]) == .help(.run))
         #expect(try Invocation.parse(["analytics", "--json", "-h"]) == .help(.analytics))
         #expect(try Invocation.parse(["--version"]) == .version)
+        #expect(try Invocation.parse(["status"]) == .status(json: false, bus: .processDefault))
+        #expect(try Invocation.parse(["status", "--json", "--user"]) == .status(json: true, bus: .user))
+        #expect(try Invocation.parse(["restart", "notify/desktop", "--system"]) == .restart(service: "notify/desktop", bus: .system))
+        #expect(try Invocation.parse(["restart", "--user", "logger"]) == .restart(service: "logger", bus: .user))
     }
 
     @Test(
@@ -52,12 +56,16 @@ struct ApphostdCommandTests {
             (["run", "run"], "unexpected argument 'run'", .run),
             (["--cnfig", "a.yaml"], "unknown option '--cnfig' for run (did you mean '--config'?)", .run),
             (["-c=a.yaml"], "unknown option '-c=a.yaml' for run", .run),
-            (["a.yaml"], "unknown subcommand 'a.yaml' (subcommands: run, check, reload, services, analytics, record-exit)", nil),
+            (["a.yaml"], "unknown subcommand 'a.yaml' (subcommands: run, check, reload, status, restart, services, analytics, record-exit)", nil),
             (["chek"], "unknown subcommand 'chek' (did you mean 'check'?)", nil),
             (["services", "--config", "a.yaml"], "unknown option '--config' for services", .services),
             (["analytics", "--json=yes"], "--json takes no value", .analytics),
             (["check", "--version"], "unknown option '--version' for check", .check),
-            (["help", "nope"], "unknown subcommand 'nope' (subcommands: run, check, reload, services, analytics, record-exit)", nil),
+            (["restart"], "restart needs the service's name: restart <service>", .restart),
+            (["restart", "a", "b"], "unexpected argument 'b'", .restart),
+            (["status", "logger"], "unexpected argument 'logger'", .status),
+            (["status", "--user", "--system"], "--user and --system exclude each other", .status),
+            (["help", "nope"], "unknown subcommand 'nope' (subcommands: run, check, reload, status, restart, services, analytics, record-exit)", nil),
         ] as [([String], String, Invocation.Subcommand?)]
     )
     func usageErrors(arguments: [String], message: String, subcommand: Invocation.Subcommand?) {
