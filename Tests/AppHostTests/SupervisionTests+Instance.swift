@@ -104,4 +104,36 @@ extension SupervisionTests {
             #expect(restart?.requestID != enteredBackground?.requestID)
         }
     }
+
+    @Test("a restart that meets a reload waits for it: the run loop starts again only after the reload's hooks returned")
+    func aRestartWaitsForAReload() async throws {
+        let (trigger, failNow) = AsyncStream<Void>.makeStream()
+        let hookReturned = Mutex<ContinuousClock.Instant?>(nil)
+        struct Updating: ApplicationService {
+            let failNow: AsyncStream<Void>.Continuation
+            let returned: @Sendable () -> Void
+            func application(_ application: ApplicationHandle, didUpdateConfiguration configuration: ServiceSection) async throws -> ConfigurationUpdate {
+                failNow.yield()
+                try await Task.sleep(for: .milliseconds(200))
+                returned()
+                return .applied
+            }
+        }
+        let failing = TriggeredFailure(number: 1, trigger: trigger)
+        var flaky = ServiceDescriptor(name: "flaky", service: failing)
+        flaky.restart = Self.policy(.transient, delay: .milliseconds(1))
+        let updating = Updating(failNow: failNow) { hookReturned.withLock { $0 = .now } }
+        let before = ServiceDescriptor(name: "slow", type: "slow", configuration: ServiceSection(["level": "a"])) { updating }
+        let after = ServiceDescriptor(name: "slow", type: "slow", configuration: ServiceSection(["level": "b"])) { updating }
+        try await withTestHost([flaky, before]) { host in
+            let restarts = host.messages(of: ServiceDidRestart.self)
+            try await host.launched()
+            #expect(try await host.reload([flaky, after]).updated == ["slow"])
+            #expect(await restarts.first { _ in true } != nil)
+            let returned = try #require(hookReturned.withLock { $0 })
+            let starts = failing.starts.all
+            try #require(starts.count == 2)
+            #expect(starts[1] > returned, "restarted \(starts[1] - returned) after the reload's hook returned")
+        }
+    }
 }

@@ -44,6 +44,7 @@ extension IntegrationSuites.SystemManagerTests {
             let restarting = records.filter { $0["MESSAGE"]?.hasPrefix("flaky restarting in ") == true }
             #expect(restarting.map { $0["SERVICE"] } == ["flaky", "flaky"], "\(restarting)")
             #expect(restarting.map { $0["RESTART"] } == ["1", "2"], "\(restarting)")
+            #expect(restarting.map { $0["ERROR"] } == ["probe fault injected in run", "probe fault injected in run"], "\(restarting)")
             let delays = restarting.compactMap { Self.restartDelay($0["MESSAGE"] ?? "") }
             try #require(delays.count == 2, "\(restarting)")
             #expect(delays[0] >= .seconds(1) && delays[0] <= .milliseconds(1100), "\(delays)")

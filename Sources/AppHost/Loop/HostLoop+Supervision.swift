@@ -27,9 +27,9 @@ extension HostLoop {
         case .restart(let at, let delay, _)?:
             let pending = services[index].supervisor?.pending
             services[index].health.pendingRestart = pending
-            services[index].logger.notice("\(name) restarting in \(delay.configText) (\(pending.map { "\($0)" } ?? ""))", metadata: [
-                "service": "\(name)", "restart": "\(pending?.count ?? 0)",
-            ])
+            var metadata: Logger.Metadata = ["service": "\(name)", "restart": "\(pending?.count ?? 0)"]
+            if case .threw(let error) = ending { metadata["error"] = "\(error)" }
+            services[index].logger.notice("\(name) restarting in \(delay.configText) (\(pending.map { "\($0)" } ?? ""))", metadata: metadata)
             armTimer(at: at)
         case .escalate(let reason)?:
             services[index].health.failure = reason
