@@ -42,6 +42,8 @@ static const sd_bus_vtable host_vtable[] = {
     SD_BUS_METHOD_WITH_ARGS("RestartService", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT, call_method, 0),
     SD_BUS_METHOD_WITH_ARGS("EnterBackground", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", state), call_method, 0),
     SD_BUS_METHOD_WITH_ARGS("EnterForeground", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", state), call_method, 0),
+    SD_BUS_METHOD_WITH_ARGS("Reload", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", id), call_method, 0),
+    SD_BUS_SIGNAL_WITH_ARGS("ReloadFinished", SD_BUS_ARGS("s", id, "b", applied, "s", message), 0),
     SD_BUS_VTABLE_END
 };
 

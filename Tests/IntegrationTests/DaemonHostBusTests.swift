@@ -80,6 +80,39 @@ extension IntegrationSuites {
             }
         }
 
+        @Test(
+            "Reload() answers at once with an id, and ReloadFinished(id, applied, message) follows; EnterBackground() answers with the state",
+            .enabled(if: IntegrationEnvironment.canRunDaemon, "needs root, unshare, systemd and the apphostd binary (reason printed)")
+        )
+        func reloadAndTransitionsOnTheBus() async throws {
+            try await DaemonUnderTest.with(services: [ProbeSpec("a")]) { daemon in
+                try await daemon.startOrFail()
+                try await Self.onTheBus(daemon)
+                let output = daemon.workDirectory + "/monitor.out"
+                // dbus-monitor is connected once it printed its NameAcquired; the file is polled,
+                // bounded, as another process's output. SIGKILL: the harness's children ignore
+                // SIGTERM.
+                let script = """
+                    stdbuf -oL dbus-monitor --session "type='signal',interface='org.apphost.Host1'" > \(output) 2>&1 < /dev/null & monitor=$!
+                    for i in $(seq 200); do grep -q NameAcquired \(output) && break; sleep 0.05; done
+                    busctl --user call org.apphost.apphostd \(Self.objectPath) org.apphost.Host1 Reload
+                    for i in $(seq 200); do grep -q 'boolean' \(output) && break; sleep 0.05; done
+                    kill -9 $monitor
+                    cat \(output)
+                    """
+                let result = try await daemon.sandbox.run(["sh", "-c", script])
+                let id = try #require(result.stdout.split(separator: "\n").first.flatMap { line in line.hasPrefix("s \"reload-") ? line.dropFirst(3).dropLast() : nil }, "\(result)")
+                #expect(result.stdout.contains("member=ReloadFinished"), "\(result)")
+                #expect(result.stdout.contains("string \"\(id)\""), "the signal names the call's id: \(result)")
+                #expect(result.stdout.contains("boolean true"), "\(result)")
+                #expect(result.stdout.contains("string \"reloaded "), "\(result)")
+
+                let background = try await daemon.sandbox.run(["busctl", "--user", "call", "org.apphost.apphostd", Self.objectPath, "org.apphost.Host1", "EnterBackground"])
+                #expect(background.stdout == "s \"background\"\n", "\(background)")
+                try await daemon.waitForState("background")
+            }
+        }
+
         /// The `<interface name="NAME">…</interface>` element of `xml`, its lines trimmed.
         static func interface(_ name: String, in xml: String) -> String? {
             guard let start = xml.range(of: "<interface name=\"\(name)\">"), let end = xml.range(of: "</interface>", range: start.upperBound..<xml.endIndex) else { return nil }

@@ -146,10 +146,12 @@ struct Daemon: Sendable {
         if let pressure { services.append(.init(service: pressure, serviceName: "memory-pressure")) }
         // systemctl service-log-level / service-log-target, and apphostd status / restart
         // (org.apphost.Host1), through the unit's BusName=.
-        let logControl = HostBusEdge(busName: LogControlEdge.busName(commandName: identity.commandName), identifier: identity.commandName, host: host, logger: logger, on: edge) {
+        let logControl = HostBusEdge(
+            busName: LogControlEdge.busName(commandName: identity.commandName), identifier: identity.commandName, host: host, logger: logger, on: edge,
             // After the launch: the bus's connection and name stay off the way to READY=1.
-            _ = try? await host.launched()
-        }
+            startAfter: { _ = try? await host.launched() },
+            reload: { await reloader.reload(host: host, recording: false) }
+        )
         // Without a bus it says why and ends: the others go on.
         services.append(.init(service: logControl, successTerminationBehavior: .ignore, serviceName: "log-control"))
         // Before the host: it writes the host's last figures (notRunning) after the host ended.

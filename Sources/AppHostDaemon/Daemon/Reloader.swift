@@ -17,7 +17,10 @@ struct Reloader: Sendable {
     /// `host.metrics` as the daemon started with it: a reload cannot move the textfile.
     var metrics = DaemonConfiguration.Metrics()
 
-    func reload(host: PluggableApplicationHost) async {
+    /// Reloads; records the outcome for `apphostd reload` when `recording` (a SIGHUP's), and
+    /// returns it (a bus `Reload()`'s answer).
+    @discardableResult
+    func reload(host: PluggableApplicationHost, recording: Bool = true) async -> (applied: Bool, message: String) {
         let takenAt = SystemdNotifier.monotonicMicroseconds()
         let configPath = configPath, loader = loader, registry = registry, metrics = metrics, logger = logger
         let record: ReloadRecord
@@ -44,7 +47,8 @@ struct Reloader: Sendable {
             let isStopping = [.terminating, .notRunning].contains(host.state)
             record = ReloadRecord(bootID: bootID, takenAt: takenAt, outcome: isStopping ? .notApplied : .refused, message: error.description)
         }
-        recorder.record(record, logger: logger)
+        if recording { recorder.record(record, logger: logger) }
+        return (record.outcome == .applied, record.message)
     }
 }
 

@@ -2,7 +2,7 @@ import CSystemd
 
 /// One call of a Host1 method, held (referenced) until its answer is sent on the loop's thread.
 struct HostBusCall: @unchecked Sendable {
-    /// `RestartService`, `EnterBackground` or `EnterForeground`.
+    /// `RestartService`, `EnterBackground`, `EnterForeground` or `Reload`.
     let member: String
     /// `RestartService`'s service name.
     let argument: String?
@@ -16,6 +16,19 @@ struct HostBusCall: @unchecked Sendable {
         static func named(_ suffix: String, _ message: String) -> Failure {
             Failure(name: "org.apphost.Host1.Error." + suffix, message: message)
         }
+    }
+
+    /// Emits `ReloadFinished(id, applied, message)` on `bus`. On the loop's thread.
+    static func emitReloadFinished(on bus: OpaquePointer, id: String, applied: Bool, message text: String) {
+        var signal: OpaquePointer?
+        guard sd_bus_message_new_signal(bus, &signal, "/org/apphost/Host", "org.apphost.Host1", "ReloadFinished") >= 0, let signal else { return }
+        defer { sd_bus_message_unref(signal) }
+        var flag: Int32 = applied ? 1 : 0
+        guard HostBusObject.append(string: id, to: signal) >= 0,
+            sd_bus_message_append_basic(signal, CChar(UInt8(ascii: "b")), &flag) >= 0,
+            HostBusObject.append(string: text, to: signal) >= 0
+        else { return }
+        _ = sd_bus_send(bus, signal, nil)
     }
 
     /// Sends the method's return (with `value` as its `s`, when it has one) or its error, then

@@ -26,6 +26,9 @@ public struct HostBusEdge: Service {
     /// Awaited before connecting: the daemon's launch, so that the bus stays off the way to
     /// `READY=1`.
     let startAfter: (@Sendable () async -> Void)?
+    /// What `Reload()` does (the daemon's SIGHUP reload): whether it was applied, and what it
+    /// says; nil: `Reload()` answers `org.apphost.Host1.Error.NotSupported`.
+    let reload: (@Sendable () async -> (applied: Bool, message: String))?
 
     /// Serves `host` and `control` at `busName`, on an event loop of its own.
     public init(busName: String, identifier: String, host: PluggableApplicationHost, control: LogLevelControl = .shared, bus: LogControlEdge.DBusAddress = .default, logger: Logger) {
@@ -36,8 +39,10 @@ public struct HostBusEdge: Service {
     /// loop), connecting once `startAfter` returns; without `host`, LogControl1 alone.
     package init(
         busName: String, identifier: String, host: PluggableApplicationHost?, control: LogLevelControl = .shared, bus: LogControlEdge.DBusAddress = .default,
-        logger: Logger, on loop: EdgeEventLoop?, startAfter: (@Sendable () async -> Void)? = nil
+        logger: Logger, on loop: EdgeEventLoop?, startAfter: (@Sendable () async -> Void)? = nil,
+        reload: (@Sendable () async -> (applied: Bool, message: String))? = nil
     ) {
+        self.reload = reload
         self.busName = busName
         self.identifier = identifier
         self.host = host
@@ -105,6 +110,10 @@ public struct HostBusEdge: Service {
                     if let host {
                         group.addTask {
                             for await call in calls {
+                                if call.member == "Reload" {
+                                    await self.reload(call, loop: loop, connection: connection)
+                                    continue
+                                }
                                 let answer = await Self.perform(call, on: host, logger: logger)
                                 loop.perform { call.answer(answer) }
                             }
@@ -138,6 +147,23 @@ public struct HostBusEdge: Service {
             case .retrying(let reason, let wait):
                 logger.debug("log control: cannot reach the bus yet (\(reason)); trying again in \(wait)")
             }
+        }
+    }
+
+    /// `Reload()`: answers at once with the reload's id (a reload can outlast a caller's
+    /// timeout), then `ReloadFinished(id, applied, message)` says how it ended. Its outcome is
+    /// not written where `apphostd reload` waits for a SIGHUP's, so neither takes the other's.
+    private func reload(_ call: HostBusCall, loop: EdgeEventLoop, connection: DBusConnection) async {
+        guard let reload else {
+            loop.perform { call.answer(.failure(.named("NotSupported", "this daemon has no reload"))) }
+            return
+        }
+        let id = "reload-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        loop.perform { call.answer(.success(id)) }
+        logger.notice("reload asked on the bus (\(id))", metadata: ["reload_id": "\(id)"])
+        let (applied, message) = await reload()
+        loop.perform {
+            if let bus = connection.bus { HostBusCall.emitReloadFinished(on: bus, id: id, applied: applied, message: message) }
         }
     }
 

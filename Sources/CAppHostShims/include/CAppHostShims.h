@@ -100,7 +100,7 @@ typedef int (*apphost_host_property)(void *context, const char *property, void *
 typedef int (*apphost_host_method)(void *context, const char *member, void *call);
 
 /// Adds org.apphost.Host1 at /org/apphost/Host on `bus` (an `sd_bus *`): its properties for
-/// anyone, its methods (RestartService, EnterBackground, EnterForeground) without
+/// anyone, its methods (RestartService, EnterBackground, EnterForeground, Reload) without
 /// SD_BUS_VTABLE_UNPRIVILEGED, so sd-bus checks the caller's privilege as for LogControl1's
 /// writes. `*slot` gets the `sd_bus_slot *`. Returns 0 or -errno.
 int apphost_host_bus_add(void *bus, void **slot, void *context, apphost_host_property get, apphost_host_method call);
