@@ -34,7 +34,7 @@ final class TriggeredFailure: ApplicationService, Sendable {
 }
 
 extension SupervisionTests {
-    @Test("restart-scope: instance: willTerminate to the old instance, a new one with its restorable state, launched and brought to the background as a reload brings one, in its place")
+    @Test("restart-scope: instance: willTerminate to the old instance, a new one with its restorable state, launched and brought to the background and the locked session as a reload brings one, in its place")
     func instanceRestart() async throws {
         let (trigger, failNow) = AsyncStream<Void>.makeStream()
         let instances = Mutex<[TriggeredFailure]>([])
@@ -55,6 +55,7 @@ extension SupervisionTests {
             let restarts = host.messages(of: ServiceDidRestart.self)
             try await host.launched()
             #expect(try await host.enterBackground())
+            #expect(try await host.setSessionLocked(true, reason: "test"))
             failNow.yield()
             let restart = await restarts.first { _ in true }
             #expect(restart == ServiceDidRestart(service: "cache", restarts: 1, scope: .instance, error: "lost the connection"))
@@ -64,7 +65,7 @@ extension SupervisionTests {
             #expect(made[1].restored.withLock { $0 } == [1], "the new instance got what the old one kept")
             let events = host.events(of: "cache")
             let restarted = try #require(events.lastIndex(of: .willTerminate))
-            #expect(Array(events[restarted...]) == [.willTerminate, .willFinishLaunching, .didFinishLaunching, .didEnterBackground, .didReceiveMemoryWarning(.warning)], "\(events)")
+            #expect(Array(events[restarted...]) == [.willTerminate, .willFinishLaunching, .didFinishLaunching, .didEnterBackground, .protectedDataWillBecomeUnavailable, .didReceiveMemoryWarning(.warning)], "\(events)")
             #expect(host.status.services.map(\.name) == ["a", "cache", "b"], "in its place in the order")
             #expect(host.status.services[1].restarts == 1)
             #expect(host.state == .background)
