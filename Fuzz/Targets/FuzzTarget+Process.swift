@@ -70,7 +70,7 @@ extension FuzzTarget {
         }
     }
 
-    private static func busFlag(_ bus: HostBusClient.Bus) -> [String] {
+    private static func busFlag(_ bus: HostDBusClient.Bus) -> [String] {
         switch bus {
         case .processDefault: []
         case .user: [Invocation.Option.user.name]

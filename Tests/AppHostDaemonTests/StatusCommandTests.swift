@@ -6,11 +6,11 @@ import Testing
 
 /// `apphostd status`'s text and JSON, from a report as Host1 gives it.
 @Suite struct StatusCommandTests {
-    static func service(_ name: String, _ state: String, required: Bool = false, health: String = "", restarts: UInt32 = 0, error: String = "") -> HostBusClient.Report.Service {
+    static func service(_ name: String, _ state: String, required: Bool = false, health: String = "", restarts: UInt32 = 0, error: String = "") -> HostDBusClient.Report.Service {
         .init(name: name, type: "probe", isRequired: required, state: state, health: health, restarts: restarts, lastError: error, inHookSince: 0, hook: "")
     }
 
-    static let report = HostBusClient.Report(
+    static let report = HostDBusClient.Report(
         state: "active", status: "active · 3 services · outbox restarting (1/5 in 60s)", sessionLocked: false, sessionLockReason: "",
         healthy: false, healthProblem: "db failed 6 times in 60s",
         services: [

@@ -5,7 +5,7 @@ import AppHostSystemd
 /// (`org.apphost.Host1.RestartService`); waits until it runs again or failed to.
 struct RestartCommand {
     let service: String
-    let bus: HostBusClient.Bus
+    let bus: HostDBusClient.Bus
     let identity: DaemonIdentity
     /// Above a launch deadline's default (30 s): the restart runs the service's launch hooks.
     static let timeout = Duration.seconds(90)
@@ -13,7 +13,7 @@ struct RestartCommand {
     func run() -> ExitStatus {
         let busName = LogControlEdge.busName(commandName: identity.commandName)
         do {
-            try HostBusClient(busName: busName, bus: bus).restartService(service, timeout: Self.timeout)
+            try HostDBusClient(busName: busName, bus: bus).restartService(service, timeout: Self.timeout)
         } catch {
             return StatusCommand.fail(error, command: "restart", busName: busName, identity: identity)
         }

@@ -5,14 +5,14 @@ import AppHostSystemd
 /// read from its `org.apphost.Host1` over the bus, like `systemctl status`: failures first.
 struct StatusCommand {
     let json: Bool
-    let bus: HostBusClient.Bus
+    let bus: HostDBusClient.Bus
     let identity: DaemonIdentity
 
     func run() -> ExitStatus {
         let busName = LogControlEdge.busName(commandName: identity.commandName)
-        let report: HostBusClient.Report
+        let report: HostDBusClient.Report
         do {
-            report = try HostBusClient(busName: busName, bus: bus).report()
+            report = try HostDBusClient(busName: busName, bus: bus).report()
         } catch {
             return Self.fail(error, command: "status", busName: busName, identity: identity)
         }
@@ -22,12 +22,12 @@ struct StatusCommand {
 
     /// The order an operator reads: what failed, what is stopped, what restarts, what runs;
     /// registration order within each.
-    static func ordered(_ services: [HostBusClient.Report.Service]) -> [HostBusClient.Report.Service] {
+    static func ordered(_ services: [HostDBusClient.Report.Service]) -> [HostDBusClient.Report.Service] {
         let rank = ["failed": 0, "stopped": 1, "restarting": 2]
         return services.enumerated().sorted { (rank[$0.element.state] ?? 3, $0.offset) < (rank[$1.element.state] ?? 3, $1.offset) }.map(\.element)
     }
 
-    static func text(_ report: HostBusClient.Report, identity: DaemonIdentity) -> String {
+    static func text(_ report: HostDBusClient.Report, identity: DaemonIdentity) -> String {
         var text = "\(report.healthy ? "●" : "×") \(identity.commandName): \(report.status)\n"
         text += "  State:   \(report.state)\n"
         text += "  Session: \(report.sessionLocked ? "locked" + (report.sessionLockReason.isEmpty ? "" : " (\(report.sessionLockReason))") : "unlocked")\n"
@@ -48,7 +48,7 @@ struct StatusCommand {
         return text
     }
 
-    static func json(_ report: HostBusClient.Report) -> JSONValue {
+    static func json(_ report: HostDBusClient.Report) -> JSONValue {
         .object([
             "state": .string(report.state),
             "status": .string(report.status),
@@ -73,7 +73,7 @@ struct StatusCommand {
     }
 
     /// What a failed call prints, and the exit status it means.
-    static func fail(_ error: HostBusClient.Failure, command: String, busName: String, identity: DaemonIdentity) -> ExitStatus {
+    static func fail(_ error: HostDBusClient.Failure, command: String, busName: String, identity: DaemonIdentity) -> ExitStatus {
         let name = identity.commandName
         switch error.name {
         case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":

@@ -146,7 +146,7 @@ struct Daemon: Sendable {
         if let pressure { services.append(.init(service: pressure, serviceName: "memory-pressure")) }
         // systemctl service-log-level / service-log-target, and apphostd status / restart
         // (org.apphost.Host1), through the unit's BusName=.
-        let logControl = HostBusEdge(
+        let logControl = HostDBusEdge(
             busName: LogControlEdge.busName(commandName: identity.commandName), identifier: identity.commandName, host: host, logger: logger, on: edge,
             // After the launch: the bus's connection and name stay off the way to READY=1.
             startAfter: { _ = try? await host.launched() },

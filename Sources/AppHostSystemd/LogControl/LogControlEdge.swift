@@ -70,6 +70,6 @@ public struct LogControlEdge: Service {
     /// Serves the interface until graceful shutdown or cancellation. The connection lives on
     /// the event loop, which sleeps without a timer: an idle daemon's bus costs no wake-up.
     public func run() async {
-        await HostBusEdge(busName: busName, identifier: identifier, host: nil, control: control, bus: bus, logger: logger, on: loop, startAfter: startAfter).run()
+        await HostDBusEdge(busName: busName, identifier: identifier, host: nil, control: control, bus: bus, logger: logger, on: loop, startAfter: startAfter).run()
     }
 }

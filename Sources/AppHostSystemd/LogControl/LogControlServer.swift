@@ -19,13 +19,13 @@ final class LogControlServer: @unchecked Sendable {
     let busName: String
     let properties: LogControlProperties
     /// Host1, when served.
-    let host: HostBusObject?
+    let host: HostDBusObject?
     let reports: AsyncStream<Report>.Continuation
     /// Set once, before the connection is added.
     var connection: DBusConnection?
     private var wasOwned = false
 
-    init(busName: String, properties: LogControlProperties, host: HostBusObject? = nil, reports: AsyncStream<Report>.Continuation) {
+    init(busName: String, properties: LogControlProperties, host: HostDBusObject? = nil, reports: AsyncStream<Report>.Continuation) {
         self.busName = busName
         self.properties = properties
         self.host = host

@@ -94,15 +94,15 @@ typedef int (*apphost_log_control_set)(void *context, const char *property, cons
 int apphost_log_control_add(void *bus, void **slot, void *context, apphost_log_control_get get, apphost_log_control_set set);
 
 /// Appends the Host1 property `property` to `reply` (an `sd_bus_message *`); 0 or -errno.
-typedef int (*apphost_host_property)(void *context, const char *property, void *reply);
+typedef int (*apphost_host_dbus_property)(void *context, const char *property, void *reply);
 /// Handles the Host1 method `member` of `call` (an `sd_bus_message *`): 1 when the reply will
 /// come later (the call referenced), or -errno.
-typedef int (*apphost_host_method)(void *context, const char *member, void *call);
+typedef int (*apphost_host_dbus_method)(void *context, const char *member, void *call);
 
 /// Adds org.apphost.Host1 at /org/apphost/Host on `bus` (an `sd_bus *`): its properties for
 /// anyone, its methods (RestartService, EnterBackground, EnterForeground, Reload) without
 /// SD_BUS_VTABLE_UNPRIVILEGED, so sd-bus checks the caller's privilege as for LogControl1's
 /// writes. `*slot` gets the `sd_bus_slot *`. Returns 0 or -errno.
-int apphost_host_bus_add(void *bus, void **slot, void *context, apphost_host_property get, apphost_host_method call);
+int apphost_host_dbus_add(void *bus, void **slot, void *context, apphost_host_dbus_property get, apphost_host_dbus_method call);
 
 #endif

@@ -33,6 +33,7 @@ extension ExitCause {}
 extension ExitRecordError {}
 extension FileDescriptorStore {}
 extension HeapTrimmer {}
+extension HostDBusEdge {}
 extension HostReport {}
 extension HostRequestIDKey {}
 extension HostStatus {}
@@ -81,6 +82,7 @@ extension ServiceDescriptor {}
 extension ServiceDidRestart {}
 extension ServiceHealth {}
 extension ServiceRegistry {}
+extension ServiceRestartError {}
 extension ServiceSection {}
 extension SessionLockDidChange {}
 extension SessionLockService {}

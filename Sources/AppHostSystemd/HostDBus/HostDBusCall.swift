@@ -1,7 +1,7 @@
 import CSystemd
 
 /// One call of a Host1 method, held (referenced) until its answer is sent on the loop's thread.
-struct HostBusCall: @unchecked Sendable {
+struct HostDBusCall: @unchecked Sendable {
     /// `RestartService`, `EnterBackground`, `EnterForeground` or `Reload`.
     let member: String
     /// `RestartService`'s service name.
@@ -24,9 +24,9 @@ struct HostBusCall: @unchecked Sendable {
         guard sd_bus_message_new_signal(bus, &signal, "/org/apphost/Host", "org.apphost.Host1", "ReloadFinished") >= 0, let signal else { return }
         defer { sd_bus_message_unref(signal) }
         var flag: Int32 = applied ? 1 : 0
-        guard HostBusObject.append(string: id, to: signal) >= 0,
+        guard HostDBusObject.append(string: id, to: signal) >= 0,
             sd_bus_message_append_basic(signal, CChar(UInt8(ascii: "b")), &flag) >= 0,
-            HostBusObject.append(string: text, to: signal) >= 0
+            HostDBusObject.append(string: text, to: signal) >= 0
         else { return }
         _ = sd_bus_send(bus, signal, nil)
     }
@@ -40,7 +40,7 @@ struct HostBusCall: @unchecked Sendable {
             var reply: OpaquePointer?
             guard sd_bus_message_new_method_return(message, &reply) >= 0, let reply else { return }
             defer { sd_bus_message_unref(reply) }
-            if let value, HostBusObject.append(string: value, to: reply) < 0 { return }
+            if let value, HostDBusObject.append(string: value, to: reply) < 0 { return }
             _ = sd_bus_send(nil, reply, nil)
         case .failure(let failure):
             var error = sd_bus_error()

@@ -12,7 +12,7 @@ import ServiceLifecycle
 /// `EnterBackground()`, `EnterForeground()`) follow LogControl1's privilege rule: on the system
 /// bus root and the daemon's own user, on a user's bus its user. `apphostd status` and `apphostd
 /// restart` are its clients; deploy/dbus/org.apphost.Host1.xml is its introspection.
-public struct HostBusEdge: Service {
+public struct HostDBusEdge: Service {
     /// The well-known name it owns (`BusName=` in the unit).
     public let busName: String
     /// `SyslogIdentifier`: the daemon's journal identifier.
@@ -78,8 +78,8 @@ public struct HostBusEdge: Service {
             return
         }
         let (reports, sink) = AsyncStream<LogControlServer.Report>.makeStream()
-        let (calls, callSink) = AsyncStream<HostBusCall>.makeStream()
-        let object = host.map { HostBusObject(host: $0, calls: callSink) }
+        let (calls, callSink) = AsyncStream<HostDBusCall>.makeStream()
+        let object = host.map { HostDBusObject(host: $0, calls: callSink) }
         let server = LogControlServer(busName: busName, properties: LogControlProperties(identifier: identifier, control: control), host: object, reports: sink)
         let address: DBusConnection.Address = switch bus {
         case .default: .processDefault
@@ -153,7 +153,7 @@ public struct HostBusEdge: Service {
     /// `Reload()`: answers at once with the reload's id (a reload can outlast a caller's
     /// timeout), then `ReloadFinished(id, applied, message)` says how it ended. Its outcome is
     /// not written where `apphostd reload` waits for a SIGHUP's, so neither takes the other's.
-    private func reload(_ call: HostBusCall, loop: EdgeEventLoop, connection: DBusConnection) async {
+    private func reload(_ call: HostDBusCall, loop: EdgeEventLoop, connection: DBusConnection) async {
         guard let reload else {
             loop.perform { call.answer(.failure(.named("NotSupported", "this daemon has no reload"))) }
             return
@@ -163,12 +163,12 @@ public struct HostBusEdge: Service {
         logger.notice("reload asked on the bus (\(id))", metadata: ["reload_id": "\(id)"])
         let (applied, message) = await reload()
         loop.perform {
-            if let bus = connection.bus { HostBusCall.emitReloadFinished(on: bus, id: id, applied: applied, message: message) }
+            if let bus = connection.bus { HostDBusCall.emitReloadFinished(on: bus, id: id, applied: applied, message: message) }
         }
     }
 
     /// Carries out one Host1 call on the host.
-    static func perform(_ call: HostBusCall, on host: PluggableApplicationHost, logger: Logger) async -> Result<String?, HostBusCall.Failure> {
+    static func perform(_ call: HostDBusCall, on host: PluggableApplicationHost, logger: Logger) async -> Result<String?, HostDBusCall.Failure> {
         switch call.member {
         case "RestartService":
             let name = call.argument ?? ""
@@ -196,7 +196,7 @@ public struct HostBusEdge: Service {
                 return .failure(.named("IllegalTransition", "\(error)"))
             }
         default:
-            return .failure(HostBusCall.Failure(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "no method \(call.member)"))
+            return .failure(HostDBusCall.Failure(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "no method \(call.member)"))
         }
     }
 }

@@ -1,7 +1,7 @@
 import AppHost
 
 /// A service's state as Host1 and `apphostd status` name it.
-package enum HostBusServiceState: String, Sendable, CaseIterable {
+package enum HostDBusServiceState: String, Sendable, CaseIterable {
     /// It gets events and its run loop runs (or it has none).
     case running
     /// Its run loop ended and a restart waits.

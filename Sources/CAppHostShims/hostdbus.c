@@ -6,8 +6,8 @@
 
 typedef struct {
     void *context;
-    apphost_host_property get;
-    apphost_host_method call;
+    apphost_host_dbus_property get;
+    apphost_host_dbus_method call;
 } host_object;
 
 static int get_property(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -47,7 +47,7 @@ static const sd_bus_vtable host_vtable[] = {
     SD_BUS_VTABLE_END
 };
 
-int apphost_host_bus_add(void *bus, void **slot, void *context, apphost_host_property get, apphost_host_method call) {
+int apphost_host_dbus_add(void *bus, void **slot, void *context, apphost_host_dbus_property get, apphost_host_dbus_method call) {
     host_object *object = malloc(sizeof(host_object));
     if (!object) return -ENOMEM;
     object->context = context;

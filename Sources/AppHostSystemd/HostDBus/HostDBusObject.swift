@@ -5,12 +5,12 @@ import Glibc
 
 /// `org.apphost.Host1` at `/org/apphost/Host` on one connection: its properties read from the
 /// host's published status, its methods handed to Swift (`calls`) and answered later on the
-/// loop's thread (`HostBusCall.answer`). On the loop's thread only.
-final class HostBusObject: @unchecked Sendable {
+/// loop's thread (`HostDBusCall.answer`). On the loop's thread only.
+final class HostDBusObject: @unchecked Sendable {
     let host: PluggableApplicationHost
-    let calls: AsyncStream<HostBusCall>.Continuation
+    let calls: AsyncStream<HostDBusCall>.Continuation
 
-    init(host: PluggableApplicationHost, calls: AsyncStream<HostBusCall>.Continuation) {
+    init(host: PluggableApplicationHost, calls: AsyncStream<HostDBusCall>.Continuation) {
         self.host = host
         self.calls = calls
     }
@@ -19,10 +19,10 @@ final class HostBusObject: @unchecked Sendable {
     func setUp(_ bus: OpaquePointer) -> Int32 {
         var slot: UnsafeMutableRawPointer?
         let context = Unmanaged.passUnretained(self).toOpaque()
-        let result = apphost_host_bus_add(UnsafeMutableRawPointer(bus), &slot, context, { context, property, reply in
-            Unmanaged<HostBusObject>.fromOpaque(context!).takeUnretainedValue().append(String(cString: property!), to: OpaquePointer(reply!))
+        let result = apphost_host_dbus_add(UnsafeMutableRawPointer(bus), &slot, context, { context, property, reply in
+            Unmanaged<HostDBusObject>.fromOpaque(context!).takeUnretainedValue().append(String(cString: property!), to: OpaquePointer(reply!))
         }, { context, member, call in
-            Unmanaged<HostBusObject>.fromOpaque(context!).takeUnretainedValue().received(String(cString: member!), OpaquePointer(call!))
+            Unmanaged<HostDBusObject>.fromOpaque(context!).takeUnretainedValue().received(String(cString: member!), OpaquePointer(call!))
         })
         guard result >= 0 else { return result }
         _ = sd_bus_slot_set_floating(OpaquePointer(slot), 1)
@@ -58,8 +58,8 @@ final class HostBusObject: @unchecked Sendable {
             if result >= 0 { result = append(string: service.name, to: reply) }
             if result >= 0 { result = append(string: service.type, to: reply) }
             if result >= 0 { result = append(bool: service.isRequired, to: reply) }
-            if result >= 0 { result = append(string: HostBusServiceState(service).rawValue, to: reply) }
-            if result >= 0 { result = append(string: HostBusServiceState.health(of: service), to: reply) }
+            if result >= 0 { result = append(string: HostDBusServiceState(service).rawValue, to: reply) }
+            if result >= 0 { result = append(string: HostDBusServiceState.health(of: service), to: reply) }
             if result >= 0 { result = sd_bus_message_append_basic(reply, CChar(UInt8(ascii: "u")), &restarts) }
             if result >= 0 { result = append(string: service.lastError ?? "", to: reply) }
             if result >= 0 { result = sd_bus_message_append_basic(reply, CChar(UInt8(ascii: "t")), &since) }
@@ -95,7 +95,7 @@ final class HostBusObject: @unchecked Sendable {
             argument = String(cString: text)
         }
         sd_bus_message_ref(message)
-        if case .terminated = calls.yield(HostBusCall(member: member, argument: argument, message: message)) {
+        if case .terminated = calls.yield(HostDBusCall(member: member, argument: argument, message: message)) {
             sd_bus_message_unref(message)
             return -ESHUTDOWN
         }

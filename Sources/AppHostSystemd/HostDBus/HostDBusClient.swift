@@ -4,7 +4,7 @@ import Glibc
 
 /// The client side of `org.apphost.Host1`, for `apphostd status` and `apphostd restart`: one
 /// connection, blocking calls through sd-bus (`sd_bus_get_property`, `sd_bus_call`).
-package struct HostBusClient: ~Copyable {
+package struct HostDBusClient: ~Copyable {
     /// Which bus: as `systemctl`'s `--user` and `--system`, or `sd_bus_open`'s choice.
     package enum Bus: Sendable {
         case processDefault, user, system

@@ -5,7 +5,7 @@ extension IntegrationSuites {
     /// `org.apphost.Host1` under the user manager, on the session bus at the unit's `BusName=`:
     /// `apphostd status` and `apphostd restart`, and `busctl introspect` against the shipped XML.
     @Suite(.serialized)
-    struct DaemonHostBusTests {
+    struct DaemonHostDBusTests {
         static let objectPath = "/org/apphost/Host"
 
         /// `apphostd ARGUMENTS --user` in the sandbox (its session bus).
