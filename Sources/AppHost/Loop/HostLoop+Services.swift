@@ -64,7 +64,7 @@ extension HostLoop {
         services[index].runLoopID += 1
         let now = ContinuousClock.now
         if services[index].supervisor == nil {
-            services[index].supervisor = RestartSupervisor(policy: services[index].descriptor.restart, startedAt: now)
+            services[index].supervisor = RestartSupervisor(policy: services[index].descriptor.restart, isRequired: services[index].descriptor.isRequired, startedAt: now)
         } else {
             services[index].supervisor?.restarted(at: now)
             services[index].health.restarts = services[index].supervisor?.total ?? 0

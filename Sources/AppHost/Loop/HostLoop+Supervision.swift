@@ -31,26 +31,24 @@ extension HostLoop {
             if case .threw(let error) = ending { metadata["error"] = "\(error)" }
             services[index].logger.notice("\(name) restarting in \(delay.configText) (\(pending.map { "\($0)" } ?? ""))", metadata: metadata)
             armTimer(at: at)
-        case .escalate(let reason)?:
+        case .escalate(let reason, let stops)?:
             services[index].health.failure = reason
-            if services[index].descriptor.isRequired {
-                services[index].logger.critical("\(name) \(reason): not restarted again; a required service, so the host is unhealthy", metadata: metadata)
-            } else {
+            if stops {
                 services[index].logger.error("\(name) \(reason): not restarted again; an optional service, so it is stopped", metadata: metadata)
+            } else {
+                services[index].logger.critical("\(name) \(reason): not restarted again; a required service, so the host is unhealthy", metadata: metadata)
             }
         case .leave?, nil:
             break
         }
     }
 
-    /// The first service whose supervision has a step due now: a restart whose delay passed,
-    /// or an optional service to stop after its restarts gave way.
-    func dueSupervision(at now: ContinuousClock.Instant) -> Int? {
-        services.indices.first { index in
-            let service = services[index]
-            if service.supervisor?.isDue(at: now) == true { return true }
-            return service.health.failure != nil && !service.descriptor.isRequired && service.health.isEnabled
+    /// The first service whose supervisor has a step due now, and that step.
+    func dueSupervision(at now: ContinuousClock.Instant) -> (index: Int, step: RestartSupervisor.Step)? {
+        for index in services.indices {
+            if let step = services[index].supervisor?.dueStep(at: now) { return (index, step) }
         }
+        return nil
     }
 
     /// Wakes the loop when the next waiting restart is due (a wake armed for an earlier instant
@@ -59,14 +57,16 @@ extension HostLoop {
         if let next = services.compactMap({ $0.supervisor?.dueAt }).min() { armTimer(at: next) }
     }
 
-    /// Carries out `services[index]`'s due step as a request of its own.
-    mutating func supervise(_ index: Int, group: inout DiscardingTaskGroup) async {
-        if let failure = services[index].health.failure {
+    /// Carries out `step` of `services[index]`'s supervisor as a request of its own.
+    mutating func supervise(_ index: Int, _ step: RestartSupervisor.Step, group: inout DiscardingTaskGroup) async {
+        switch step {
+        case .stop(let reason):
             await terminateOne(index, group: &group)
-            services[index].disable(reason: failure)
-        } else if services[index].descriptor.restart.scope == .instance {
+            services[index].disable(reason: reason)
+            services[index].supervisor?.stopped()
+        case .restart(.instance):
             await restartInstance(index, group: &group)
-        } else {
+        case .restart(.runLoop):
             startRunLoop(index, group: &group)
             announceRestart(of: services[index].id, scope: .runLoop)
         }

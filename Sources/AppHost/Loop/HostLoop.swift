@@ -96,10 +96,10 @@ struct HostLoop {
                     await ServiceContext.withValue(terminateContext ?? .forRequest(nil)) {
                         await terminate(group: &group)
                     }
-                } else if let index = dueSupervision(at: .now) {
+                } else if let (index, step) = dueSupervision(at: .now) {
                     // A restart waits for the request in progress, and goes before the next.
                     await ServiceContext.withValue(.forRequest(nil)) {
-                        await supervise(index, group: &group)
+                        await supervise(index, step, group: &group)
                     }
                 } else if !queue.isEmpty {
                     let (request, context) = queue.removeFirst()

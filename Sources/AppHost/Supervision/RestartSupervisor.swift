@@ -10,8 +10,19 @@ struct RestartSupervisor: Sendable {
         case waiting(until: ContinuousClock.Instant)
         /// It ended and its policy does not start it again.
         case ended
-        /// It failed more often than its intensity allows: no restart until the host's next run.
+        /// An optional service that failed more often than its intensity allows, to be stopped.
+        case stopping(reason: String)
+        /// It failed more often than its intensity allows: no restart until the host's next run
+        /// (or an operator's restart).
         case failed(reason: String)
+    }
+
+    /// What the loop does next for the service, between requests.
+    enum Step: Sendable, Hashable {
+        /// Start it again: its run loop, or the whole service.
+        case restart(RestartPolicy.Scope)
+        /// `applicationWillTerminate`, then disabled (an optional service's escalation).
+        case stop(reason: String)
     }
 
     /// What the loop does about a run loop that ended.
@@ -20,13 +31,15 @@ struct RestartSupervisor: Sendable {
         case leave
         /// Arm a wake for `at`, then restart it: the `count`th restart within the period.
         case restart(at: ContinuousClock.Instant, delay: Duration, count: Int)
-        /// Restarting gave way: a required service makes the host unhealthy, an optional one is
-        /// stopped.
-        case escalate(reason: String)
+        /// Restarting gave way: a required service makes the host unhealthy (`stops` false), an
+        /// optional one is stopped (`dueStep` says when).
+        case escalate(reason: String, stops: Bool)
     }
 
     /// The service's policy; a reload may hand it a new one.
     var policy: RestartPolicy
+    /// Whether escalation makes the host unhealthy (required) or stops the service (optional).
+    let isRequired: Bool
     private(set) var state: State
     /// How the run loop last ended on its own.
     private(set) var lastEnding: RunLoopEnding?
@@ -37,8 +50,9 @@ struct RestartSupervisor: Sendable {
     /// Every restart made in this run of the host.
     private(set) var total = 0
 
-    init(policy: RestartPolicy, startedAt now: ContinuousClock.Instant) {
+    init(policy: RestartPolicy, isRequired: Bool, startedAt now: ContinuousClock.Instant) {
         self.policy = policy
+        self.isRequired = isRequired
         self.state = .running(since: now)
     }
 
@@ -57,8 +71,8 @@ struct RestartSupervisor: Sendable {
         guard recent.count < policy.intensity else {
             let failures = recent.count + 1
             let reason = "failed \(failures == 1 ? "once" : "\(failures) times") in \(policy.period.configText)"
-            state = .failed(reason: reason)
-            return .escalate(reason: reason)
+            state = isRequired ? .failed(reason: reason) : .stopping(reason: reason)
+            return .escalate(reason: reason, stops: !isRequired)
         }
         recent.append(now)
         var delay = policy.delay
@@ -70,10 +84,18 @@ struct RestartSupervisor: Sendable {
         return .restart(at: now + delay, delay: delay, count: recent.count)
     }
 
-    /// Whether a restart is due at `now`.
-    func isDue(at now: ContinuousClock.Instant) -> Bool {
-        if case .waiting(let until) = state { return until <= now }
-        return false
+    /// The step due at `now`, if any.
+    func dueStep(at now: ContinuousClock.Instant) -> Step? {
+        switch state {
+        case .waiting(let until) where until <= now: .restart(policy.scope)
+        case .stopping(let reason): .stop(reason: reason)
+        default: nil
+        }
+    }
+
+    /// The loop stopped the service (`Step.stop`).
+    mutating func stopped() {
+        if case .stopping(let reason) = state { state = .failed(reason: reason) }
     }
 
     /// When the waiting restart is due, if one waits.
