@@ -13,23 +13,29 @@ extension IntegrationSuites.SystemManagerTests {
         return nil
     }
 
+    /// A probe named flaky whose run loop plays `fault` (`throw, after: 100ms`), with a policy.
+    static func flakyProbe(required: Bool, restart: String, delay: String, intensity: String, fault: String) -> String {
+        """
+              - name: flaky
+                type: probe
+                required: \(required)
+                restart: \(restart)
+                restart-delay: \(delay)
+                restart-intensity: \(intensity)
+                settings:
+                  faults:
+                    - { hook: run, action: \(fault) }
+
+            """
+    }
+
     // Fails on a daemon that logs a run loop's error and never runs it again.
     @Test("an optional probe whose run loop throws is restarted with growing delays, STATUS= shows the restart waiting, and past its intensity it is stopped while the rest run on")
     func aFailingRunLoopIsRestartedThenStopped() async throws {
         let system = try Self.system()
         try await Self.ensureActive(system)
         let cursor = try await system.journalCursor()
-        try await Self.withAFifthService(system, entry: """
-              - name: flaky
-                type: probe
-                restart: transient
-                restart-delay: 1s
-                restart-intensity: 2 in 60s
-                settings:
-                  faults:
-                    - { hook: run, action: throw, after: 100ms }
-
-            """) {
+        try await Self.withAFifthService(system, entry: Self.flakyProbe(required: false, restart: "transient", delay: "1s", intensity: "2 in 60s", fault: "throw, after: 100ms")) {
             let invocation = try await Self.invocation(system)
             try await Self.waitForStatus(system, "STATUS= with the restart waiting") {
                 $0["StatusText"]?.contains("flaky restarting (1/2 in 60s)") == true
@@ -68,18 +74,7 @@ extension IntegrationSuites.SystemManagerTests {
         let system = try Self.system()
         try await Self.ensureActive(system)
         let cursor = try await system.journalCursor()
-        try await Self.withAFifthService(system, entry: """
-              - name: flaky
-                type: probe
-                required: true
-                restart: permanent
-                restart-delay: 100ms
-                restart-intensity: 1 in 60s
-                settings:
-                  faults:
-                    - { hook: run, action: end, after: 1s }
-
-            """) {
+        try await Self.withAFifthService(system, entry: Self.flakyProbe(required: true, restart: "permanent", delay: "100ms", intensity: "1 in 60s", fault: "end, after: 1s")) {
             let first = try await system.show(Self.unit, ["MainPID", "NRestarts"])
             try await Self.waitForJournal(system, "the unhealthy line", matches: ["-u", Self.unit], after: cursor, timeout: .seconds(30)) {
                 $0["MESSAGE"] == "unhealthy: flaky failed 2 times in 60s"
