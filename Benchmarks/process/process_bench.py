@@ -24,6 +24,15 @@ programs under test with it, and prints a Markdown table of medians and ratios:
   memory warning  one write into the MEMORY_PRESSURE_WATCH FIFO -> the last service's
                   applicationDidReceiveMemoryWarning starts (4/100/1000 services).
 
+--supervision runs only these (issue 39; not part of the default run), interleaved:
+
+  supervision     the idle measure (wake-ups, CPU over the idle window, watchdog off) for the
+                  shipped config as is; the same with `restart: transient` on every service (no
+                  timer while no restart waits: the same wake-ups); and the same plus a `probe`
+                  whose run loop throws 5 s after each start (`restart: transient`,
+                  `restart-delay: 1s`, optional): its extra wake-ups against the restarts, counted
+                  from the STATUS= datagrams that arrive in the window.
+
 --soak runs only this (it is not part of the default run), on the shipped config:
 
   soak            resident set (VmRSS, VmHWM) every K steps (default 10,000) over N steps
@@ -280,6 +289,77 @@ def idle(argv, notify, seconds, env=None):
     wakeups = sum(count - sw0.get(tid, 0) for tid, count in sw1.items())
     return {"cpu_ms": (cpu1 - cpu0) * 1000, "wakeups": wakeups, "wakeups_per_s": wakeups / seconds,
             "threads_before": len(sw0), "threads_after": len(sw1), "peak_rss_kib": hwm}
+
+
+def supervised_config(text, every=False, flaky=False):
+    """The shipped config (`text`) with `restart: transient` on every service (`every`), and with
+    a `flaky` probe whose run loop throws 5 s after each start, restarted after 1 s, 2 s, 4 s..."""
+    if every:
+        lines = []
+        for line in text.splitlines():
+            lines.append(line)
+            if line.startswith("    type: "):
+                lines.append("    restart: transient")
+        text = "\n".join(lines) + "\n"
+    if flaky:
+        text += ("  - name: flaky\n    type: probe\n    required: false\n    restart: transient\n"
+                 "    restart-delay: 1s\n    settings:\n      faults:\n"
+                 "        - { hook: run, action: throw, after: 5s }\n")
+    return text
+
+
+def idle_with_status(argv, notify, seconds, env=None):
+    """`idle`, and the STATUS= lines that arrived during the window (each restart, and each
+    restart that starts waiting, changes the status)."""
+    notify.drain()
+    _, process = start(argv, notify, env)
+    notify.wait_for(lambda f: f.get("READY") == "1", timeout=60)
+    time.sleep(8.0)
+    notify.drain()
+    cpu0, sw0, _ = proc_totals(process.pid)
+    time.sleep(seconds)
+    cpu1, sw1, hwm = proc_totals(process.pid)
+    statuses = []
+    notify.sock.settimeout(0)
+    try:
+        while True:
+            data = notify.sock.recv(65536).decode(errors="replace")
+            statuses += [line[len("STATUS="):] for line in data.splitlines() if line.startswith("STATUS=")]
+    except (BlockingIOError, socket.timeout):
+        pass
+    code = stop(process)
+    wakeups = sum(count - sw0.get(tid, 0) for tid, count in sw1.items())
+    return {"cpu_ms": (cpu1 - cpu0) * 1000, "wakeups": wakeups, "wakeups_per_s": wakeups / seconds,
+            "threads_before": len(sw0), "threads_after": len(sw1), "peak_rss_kib": hwm,
+            "statuses": statuses, "exit": code}
+
+
+def run_supervision(args, directory, notify):
+    """The idle daemon with and without restart policies, `args.supervision_rounds` interleaved
+    rounds of `args.idle_seconds` each."""
+    with open(os.path.join(ROOT, "config", "apphostd.yaml")) as f:
+        shipped = f.read()
+    credentials = tempfile.mkdtemp(dir=directory)
+    with open(os.path.join(credentials, "session-secret"), "w") as f:
+        f.write("bench-secret\n")
+    os.chmod(os.path.join(credentials, "session-secret"), 0o600)
+    cases = {"plain": shipped, "transient": supervised_config(shipped, every=True),
+             "flaky": supervised_config(shipped, every=True, flaky=True)}
+    results = {"machine": machine(), "load_average_at_start": os.getloadavg()[0],
+               "seconds": args.idle_seconds, "runs": {name: [] for name in cases}}
+    for round_ in range(args.supervision_rounds):
+        for name, text in cases.items():
+            config = os.path.join(directory, f"{name}.yaml")
+            with open(config, "w") as f:
+                f.write(text)
+            env = {"STATE_DIRECTORY": tempfile.mkdtemp(dir=directory), "CREDENTIALS_DIRECTORY": credentials}
+            result = idle_with_status([args.binary, "run", "--config", config], notify, args.idle_seconds, env)
+            result["load_average"] = os.getloadavg()[0]
+            results["runs"][name].append(result)
+            print(f"round {round_ + 1} {name}: {result['wakeups']} wake-ups, {result['cpu_ms']:.0f} ms CPU, "
+                  f"threads {result['threads_before']}->{result['threads_after']}, load {result['load_average']:.2f}, "
+                  f"STATUS= {result['statuses']}", flush=True)
+    return results
 
 
 def last_hook(record):
@@ -585,9 +665,24 @@ def main():
     parser.add_argument("--soak", action="store_true", help="only the soak: memory over many reloads and transitions")
     parser.add_argument("--soak-steps", type=int, default=100_000, help="reloads, and transitions, per soak (default 100000)")
     parser.add_argument("--soak-every", type=int, help="sample memory every this many steps (default a tenth of --soak-steps)")
+    parser.add_argument("--supervision", action="store_true", help="only the idle daemon with and without restart policies (issue 39)")
+    parser.add_argument("--supervision-rounds", type=int, default=2, help="interleaved rounds of --supervision (default 2)")
+    parser.add_argument("--idle-seconds", type=int, help="the idle window (default 30; 5 with --quick)")
     args = parser.parse_args()
     if not os.path.exists(args.binary):
         sys.exit(f"{args.binary} is missing: build it with `swift build -c release --product apphostd`")
+    if args.idle_seconds is None:
+        args.idle_seconds = 5 if args.quick else 30
+    if args.supervision:
+        directory = tempfile.mkdtemp(prefix="apphostd-supervision-")
+        try:
+            results = run_supervision(args, directory, Notify(directory))
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=2)
+        return
     if args.soak:
         args.soak_every = args.soak_every or max(1, args.soak_steps // 10)
         directory = tempfile.mkdtemp(prefix="apphostd-soak-")
@@ -601,7 +696,7 @@ def main():
         return
     runs = 10 if args.quick else 30
     rounds = 20 if args.quick else 100
-    idle_seconds = 5 if args.quick else 30
+    idle_seconds = args.idle_seconds
     directory = tempfile.mkdtemp(prefix="apphostd-bench-")
     notify = Notify(directory)
     results = {"machine": machine(), "load_average_at_start": os.getloadavg()[0]}
