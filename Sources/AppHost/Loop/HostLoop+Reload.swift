@@ -207,6 +207,7 @@ extension HostLoop {
         let index: Int
         if let replaced {
             services[replaced] = added
+            isHealthCheckDue = true
             host.publish(status: status)
             index = replaced
         } else {

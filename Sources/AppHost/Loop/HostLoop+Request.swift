@@ -72,8 +72,7 @@ extension HostLoop {
         guard !machine.isTerminatePending else { return }
         keepRestorableState()
         defer { persistRestorableState(always: persist) }
-        // A change of the service list (a launch, reload or restart) can change health too.
-        if isHealthCheckDue || serviceHealth == nil {
+        if isHealthCheckDue {
             checkHealth()
             armRestartWake()
         }

@@ -91,6 +91,8 @@ extension HostLoop {
     /// Replaces the service list (after launch, rollback or reload).
     mutating func setServices(_ newServices: [ServiceSlot]) {
         services = newServices
+        // A required service the new list has disabled makes the host unhealthy.
+        isHealthCheckDue = true
         host.publish(status: status)
     }
 
@@ -108,21 +110,23 @@ extension HostLoop {
         let now = ContinuousClock.now
         var problem: String?
         var nextStall: ContinuousClock.Instant?
-        for service in services where service.descriptor.isRequired {
+        // By index, reading fields in place: a copy of each slot per check costs at 1000 services.
+        for index in services.indices where services[index].descriptor.isRequired {
             // A required service the host no longer runs, or whose restarts gave way.
-            if case .disabled(let reason) = service.health.condition {
-                problem = problem ?? "\(service.name) is disabled: \(reason)"
+            if case .disabled(let reason) = services[index].health.condition {
+                problem = problem ?? "\(services[index].name) is disabled: \(reason)"
                 continue
             }
-            if let failure = service.health.failure { problem = problem ?? "\(service.name) \(failure)" }
-            if service.isBusy, let busy = service.busySince {
-                if now - busy.instant >= service.stallLimit {
-                    problem = problem ?? "\(service.name) stuck in \(busy.hook) for more than \(service.stallLimit.configText)"
+            if let failure = services[index].health.failure { problem = problem ?? "\(services[index].name) \(failure)" }
+            if services[index].isBusy, let busy = services[index].busySince {
+                let limit = services[index].stallLimit
+                if now - busy.instant >= limit {
+                    problem = problem ?? "\(services[index].name) stuck in \(busy.hook) for more than \(limit.configText)"
                 } else {
-                    nextStall = min(nextStall ?? busy.instant + service.stallLimit, busy.instant + service.stallLimit)
+                    nextStall = min(nextStall ?? busy.instant + limit, busy.instant + limit)
                 }
             }
-            if let report = service.healthReport { problem = problem ?? "\(service.name) reports: \(report)" }
+            if let report = services[index].healthReport { problem = problem ?? "\(services[index].name) reports: \(report)" }
         }
         if let nextStall { armTimer(at: nextStall) }
         guard problem != healthProblem else { return }

@@ -30,10 +30,12 @@ extension HostLoop {
             var metadata: Logger.Metadata = ["service": "\(name)", "restart": "\(pending?.count ?? 0)"]
             if case .threw(let error) = ending { metadata["error"] = "\(error)" }
             services[index].logger.notice("\(name) restarting in \(delay.configText) (\(pending.map { "\($0)" } ?? ""))", metadata: metadata)
+            supervisionDue = min(supervisionDue ?? at, at)
             armTimer(at: at)
         case .escalate(let reason, let stops)?:
             services[index].health.failure = reason
             if stops {
+                supervisionDue = .now
                 services[index].logger.error("\(name) \(reason): not restarted again; an optional service, so it is stopped", metadata: metadata)
             } else {
                 services[index].logger.critical("\(name) \(reason): not restarted again; a required service, so the host is unhealthy", metadata: metadata)
@@ -43,18 +45,23 @@ extension HostLoop {
         }
     }
 
-    /// The first service whose supervisor has a step due now, and that step.
-    func dueSupervision(at now: ContinuousClock.Instant) -> (index: Int, step: RestartSupervisor.Step)? {
+    /// The first service whose supervisor has a step due now, and that step. Looks at the
+    /// slots only once `supervisionDue` passed, and then sets it to the next step's time.
+    mutating func dueSupervision(at now: ContinuousClock.Instant) -> (index: Int, step: RestartSupervisor.Step)? {
+        guard let due = supervisionDue, due <= now else { return nil }
+        var next: ContinuousClock.Instant?
         for index in services.indices {
             if let step = services[index].supervisor?.dueStep(at: now) { return (index, step) }
+            if let at = services[index].supervisor?.dueAt { next = min(next ?? at, at) }
         }
+        supervisionDue = next
         return nil
     }
 
     /// Wakes the loop when the next waiting restart is due (a wake armed for an earlier instant
-    /// does not arm the later ones).
+    /// does not arm the later ones); one already due needs none: the loop's next turn takes it.
     mutating func armRestartWake() {
-        if let next = services.compactMap({ $0.supervisor?.dueAt }).min() { armTimer(at: next) }
+        if let next = supervisionDue, next > .now { armTimer(at: next) }
     }
 
     /// Carries out `step` of `services[index]`'s supervisor as a request of its own.
@@ -64,6 +71,7 @@ extension HostLoop {
             await terminateOne(index, group: &group)
             services[index].disable(reason: reason)
             services[index].supervisor?.stopped()
+            isHealthCheckDue = true
         case .restart(.instance):
             await restartInstance(index, group: &group)
         case .restart(.runLoop):
@@ -103,6 +111,7 @@ extension HostLoop {
         } catch {
             services[index].logger.error("\(old.name) could not be built again: \(error)", metadata: ["service": "\(old.name)"])
             services[index].disable(reason: "could not be built again: \(error)")
+            isHealthCheckDue = true
             return old.id
         }
         let id = await launchIntoCurrentState(old.descriptor, service: instance, replacing: index, supervisor: old.supervisor, group: &group)

@@ -29,13 +29,37 @@ final class HostMetrics: Sendable {
         }
     }
 
+    /// How many services are in each status: four integers, so a status costs no allocation.
+    struct StatusCounts: Equatable {
+        var running = 0, restarting = 0, failed = 0, disabled = 0
+
+        subscript(status: ServiceStatus) -> Int {
+            get {
+                switch status {
+                case .running: running
+                case .restarting: restarting
+                case .failed: failed
+                case .disabled: disabled
+                }
+            }
+            set {
+                switch status {
+                case .running: running = newValue
+                case .restarting: restarting = newValue
+                case .failed: failed = newValue
+                case .disabled: disabled = newValue
+                }
+            }
+        }
+    }
+
     /// What the gauges show now.
     private struct Shown: Equatable {
         var state: ApplicationState?
         var isSessionLocked = false
         var isHealthy = true
-        /// Empty until first shown, so every status is recorded then, zeros included.
-        var services: [ServiceStatus: Int] = [:]
+        /// Nil until first shown, so every status is recorded then, zeros included.
+        var services: StatusCounts?
     }
 
     let factory: any MetricsFactory
@@ -65,8 +89,9 @@ final class HostMetrics: Sendable {
     /// Shows `status`; records only the gauges whose value changed.
     func show(_ status: HostStatus) {
         var now = Shown(state: status.state, isSessionLocked: status.sessionLockReason != nil, isHealthy: status.healthProblem == nil)
-        now.services = Dictionary(uniqueKeysWithValues: ServiceStatus.allCases.map { ($0, 0) })
-        for service in status.services { now.services[ServiceStatus(service), default: 0] += 1 }
+        var counts = StatusCounts()
+        for service in status.services { counts[ServiceStatus(service)] += 1 }
+        now.services = counts
         let before = shown.withLock { shown in
             defer { shown = now }
             return shown
@@ -79,8 +104,8 @@ final class HostMetrics: Sendable {
         }
         if now.isSessionLocked != before.isSessionLocked || before.state == nil { sessionLocked.record(now.isSessionLocked ? 1 : 0) }
         if now.isHealthy != before.isHealthy || before.state == nil { healthy.record(now.isHealthy ? 1 : 0) }
-        for (status, gauge) in services where now.services[status] != before.services[status] {
-            gauge.record(now.services[status] ?? 0)
+        for (status, gauge) in services where before.services?[status] != counts[status] {
+            gauge.record(counts[status])
         }
     }
 
