@@ -72,9 +72,8 @@ extension FuzzTarget {
 
     private static func busFlag(_ bus: HostDBusClient.Bus) -> [String] {
         switch bus {
-        case .processDefault: []
         case .user: [Invocation.Option.user.name]
-        case .system: [Invocation.Option.system.name]
+        case .system: []
         }
     }
 

@@ -38,7 +38,7 @@ struct ApphostdCommandTests {
         #expect(try Invocation.parse(["run", "--help"]) == .help(.run))
         #expect(try Invocation.parse(["analytics", "--json", "-h"]) == .help(.analytics))
         #expect(try Invocation.parse(["--version"]) == .version)
-        #expect(try Invocation.parse(["status"]) == .status(json: false, bus: .processDefault))
+        #expect(try Invocation.parse(["status"]) == .status(json: false, bus: .system))
         #expect(try Invocation.parse(["status", "--json", "--user"]) == .status(json: true, bus: .user))
         #expect(try Invocation.parse(["restart", "notify/desktop", "--system"]) == .restart(service: "notify/desktop", bus: .system))
         #expect(try Invocation.parse(["restart", "--user", "logger"]) == .restart(service: "logger", bus: .user))

@@ -108,7 +108,7 @@ import Testing
         var optional = RestartSupervisor(policy: policy, isRequired: false, startedAt: Self.start)
         #expect(optional.runEnded(.threw("boom"), at: Self.at(0), jitter: 0) == .escalate(reason: "failed once in 60s", stops: true))
         #expect(optional.dueStep(at: Self.at(0)) == .stop(reason: "failed once in 60s"))
-        optional.stopped()
+        optional.retire()
         #expect(optional.state == .failed(reason: "failed once in 60s"))
         #expect(optional.dueStep(at: Self.at(0)) == nil)
         var required = RestartSupervisor(policy: policy, isRequired: true, startedAt: Self.start)

@@ -45,8 +45,10 @@ struct ServiceSlot {
         return shown
     }
 
+    /// It gets no further events, and its supervisor no further step.
     mutating func disable(reason: String) {
         health.condition = .disabled(reason: reason)
+        supervisor?.retire()
     }
 
     /// Runs `run(_:)` until it returns or `stop` ends; what it does before it first suspends

@@ -169,6 +169,8 @@ extension HostLoop {
 
     /// `willTerminate` to one service, then it is retired (its run loop is cancelled).
     mutating func terminateOne(_ index: Int, group: inout DiscardingTaskGroup) async {
+        // A run loop that ends because willTerminate told it to is no failure of its own.
+        services[index].supervisor?.retire()
         if services[index].health.isEnabled {
             var overruns: [Overrun] = []
             var failures: [String: String] = [:]

@@ -84,6 +84,7 @@ extension HostLoop {
 
     /// The service gets no further calls; its run loop is cancelled.
     mutating func retire(_ index: Int) {
+        services[index].supervisor?.retire()
         services[index].runLoopStop?.finish()
         services[index].runLoopStop = nil
     }

@@ -15,7 +15,10 @@ extension HostLoop {
         let metadata: Logger.Metadata = ["service": "\(name)"]
         switch ending {
         case .returned:
-            services[index].logger.notice("run loop returned", metadata: metadata)
+            // Most services' run loop is the default, which returns at once: news only where
+            // the policy restarts it.
+            let level: Logger.Level = services[index].descriptor.restart.mode == .temporary ? .debug : .notice
+            services[index].logger.log(level: level, "run loop returned", metadata: metadata)
         case .threw(let error):
             services[index].health.lastError = error
             services[index].logger.error("run loop ended with an error: \(error)", metadata: metadata)
@@ -55,6 +58,8 @@ extension HostLoop {
             if let at = services[index].supervisor?.dueAt { next = min(next ?? at, at) }
         }
         supervisionDue = next
+        // The wake for it may have been skipped while an earlier one was pending.
+        if let next { armTimer(at: next) }
         return nil
     }
 
@@ -70,7 +75,6 @@ extension HostLoop {
         case .stop(let reason):
             await terminateOne(index, group: &group)
             services[index].disable(reason: reason)
-            services[index].supervisor?.stopped()
             isHealthCheckDue = true
         case .restart(.instance):
             await restartInstance(index, group: &group)
@@ -91,6 +95,9 @@ extension HostLoop {
         logger.notice("\(name): restart requested", metadata: ["service": "\(name)"])
         services[index].supervisor?.forgetFailures()
         let id = await restartInstance(index, group: &group)
+        if machine.isTerminatePending {
+            return .failure(ServiceRestartError(.notRunning, service: name, reason: "the host is terminating"))
+        }
         guard let new = services.firstIndex(where: { $0.id == id }), case .disabled(let reason) = services[new].health.condition else {
             return .success(())
         }

@@ -93,9 +93,15 @@ struct RestartSupervisor: Sendable {
         }
     }
 
-    /// The loop stopped the service (`Step.stop`).
-    mutating func stopped() {
-        if case .stopping(let reason) = state { state = .failed(reason: reason) }
+    /// The service is being terminated, retired or disabled (a stop, a reload, a rollback, a
+    /// restart that failed to launch): nothing is due for it any more, and an end of its run
+    /// loop from now on is not one of its own. A stop it waited for makes it failed.
+    mutating func retire() {
+        switch state {
+        case .stopping(let reason): state = .failed(reason: reason)
+        case .failed: break
+        default: state = .ended
+        }
     }
 
     /// When the waiting restart is due, if one waits.

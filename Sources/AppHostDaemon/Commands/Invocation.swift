@@ -83,7 +83,7 @@ package enum Invocation: Equatable, Sendable {
         )
         package static let json = Option(name: "--json", short: nil, value: nil, help: "Print JSON for scripts instead of a table.")
         package static let user = Option(name: "--user", short: nil, value: nil, help: "Talk to the daemon on your user bus (a unit of your user manager).")
-        package static let system = Option(name: "--system", short: nil, value: nil, help: "Talk to the daemon on the system bus (the default for root).")
+        package static let system = Option(name: "--system", short: nil, value: nil, help: "Talk to the daemon on the system bus (the default).")
         package static let pid = Option(
             name: "--pid", short: nil, value: "pid",
             help: "The daemon to reload ($MAINPID by default, which systemd sets for ExecReload=)."

@@ -40,7 +40,7 @@ struct StatusCommand {
         for service in services {
             let mark = service.state == "running" ? "●" : service.state == "restarting" ? "↻" : "×"
             var health = service.health.isEmpty ? "healthy" : service.health
-            if !service.lastError.isEmpty, service.state != "running" || service.restarts > 0 { health += " (last error: \(service.lastError))" }
+            if !service.lastError.isEmpty { health += " (last error: \(service.lastError))" }
             let name = service.name + (service.isRequired ? "*" : "")
             text += "\(mark) " + pad(name, nameWidth + 2) + pad(service.type, typeWidth) + "  " + pad(service.state, 10) + "  " + pad("\(service.restarts)", 8) + "  " + health + "\n"
         }
@@ -88,8 +88,10 @@ struct StatusCommand {
         case "org.apphost.Host1.Error.FailedToLaunch", "org.apphost.Host1.Error.NotRunning":
             StandardError.write("\(name) \(command): \(error.message)\n")
             return .launchFailed
-        case nil:
-            StandardError.write("\(name) \(command): \(error.message)\n")
+        case nil, "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout", "org.freedesktop.DBus.Error.UnknownObject",
+             "org.freedesktop.DBus.Error.UnknownInterface", "org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.UnknownProperty":
+            // No daemon to ask, or one without Host1 (an older apphostd).
+            StandardError.write("\(name) \(command): \(error.name.map { "\($0): " } ?? "")\(error.message)\n")
             return .unavailable
         default:
             StandardError.write("\(name) \(command): \(error.name ?? ""): \(error.message)\n")

@@ -5,9 +5,10 @@ import Glibc
 /// The client side of `org.apphost.Host1`, for `apphostd status` and `apphostd restart`: one
 /// connection, blocking calls through sd-bus (`sd_bus_get_property`, `sd_bus_call`).
 package struct HostDBusClient: ~Copyable {
-    /// Which bus: as `systemctl`'s `--user` and `--system`, or `sd_bus_open`'s choice.
+    /// Which bus: as `systemctl`'s `--user` and `--system` (the default: `sd_bus_open`'s own
+    /// choice would be a login session's user bus, also under `sudo`).
     package enum Bus: Sendable {
-        case processDefault, user, system
+        case user, system
     }
 
     /// What the daemon says about itself.
@@ -64,7 +65,6 @@ package struct HostDBusClient: ~Copyable {
     package init(busName: String, bus which: Bus) throws(Failure) {
         var made: OpaquePointer?
         let result = switch which {
-        case .processDefault: sd_bus_open(&made)
         case .user: sd_bus_open_user(&made)
         case .system: sd_bus_open_system(&made)
         }

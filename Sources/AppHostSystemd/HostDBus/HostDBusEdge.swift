@@ -109,13 +109,19 @@ public struct HostDBusEdge: Service {
                 await withDiscardingTaskGroup { group in
                     if let host {
                         group.addTask {
-                            for await call in calls {
-                                if call.member == "Reload" {
-                                    await self.reload(call, loop: loop, connection: connection)
-                                    continue
+                            // Each call on a task of its own: one that waits (a reload, a
+                            // restart's launch hooks) holds up no other; the host orders them.
+                            await withDiscardingTaskGroup { each in
+                                for await call in calls {
+                                    each.addTask {
+                                        if call.member == "Reload" {
+                                            await self.reload(call, loop: loop, connection: connection)
+                                            return
+                                        }
+                                        let answer = await Self.perform(call, on: host, logger: logger)
+                                        loop.perform { call.answer(answer) }
+                                    }
                                 }
-                                let answer = await Self.perform(call, on: host, logger: logger)
-                                loop.perform { call.answer(answer) }
                             }
                         }
                     }
