@@ -27,7 +27,7 @@ extension IntegrationSuites {
                 try await daemon.waitFor("READY=1") { $0.isReady }
                 // Another process's file: the harness's own polling, as for the probe log.
                 try await daemon.waitUntil("log control says why it is off") { daemon.stderr.contains("log control unavailable") }
-                let line = "log control unavailable (systemctl service-log-level cannot reach this daemon): no bus (sd_bus_open): No such file or directory"
+                let line = "log control unavailable (systemctl service-log-level cannot reach this daemon, nor apphostd status): no bus (sd_bus_open): No such file or directory"
                 #expect(daemon.stderr.contains(line), "\(daemon.stderr)")
                 try daemon.send(SIGTERM)
                 #expect(try await daemon.waitForExit().status == 0, "\(daemon.stderr)")
