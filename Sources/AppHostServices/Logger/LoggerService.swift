@@ -117,11 +117,7 @@ public final class LoggerService: ApplicationService {
             if !skip, settings.records(record.event) { Self.write(record, at: settings.level, to: logger) }
         }
         defer { application.bus.stopObserving(observation) }
-        // Parked until the host cancels the run loop: an AsyncStream's iteration ends on
-        // cancellation, and nothing is ever yielded to this one (no timer, no polling).
-        let (parked, keepOpen) = AsyncStream<Never>.makeStream()
-        for await _ in parked {}
-        keepOpen.finish()
+        await parkUntilCancelled()
     }
 
     // MARK: Writing

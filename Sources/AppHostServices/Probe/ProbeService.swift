@@ -199,9 +199,7 @@ public final class ProbeService: ApplicationService {
     public func run(_ application: ApplicationHandle) async throws {
         let current = currentSettings
         guard let fault = current.faults.first(where: { $0.hook == "run" }) else {
-            let (stopped, keeper) = AsyncStream<Never>.makeStream()
-            for await _ in stopped {}
-            keeper.finish()
+            await parkUntilCancelled()
             return
         }
         if let path = current.recordTo {
