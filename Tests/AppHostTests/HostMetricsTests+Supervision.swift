@@ -83,4 +83,27 @@ extension HostMetricsTests {
             #expect(prometheusSamples(registry.emitToString())[#"apphost_service_restarts_total{service="cache"}"#] == "2")
         }
     }
+
+    @Test("the services' counts follow each new list, also after the same health came in another list")
+    func countsFollowEachList() {
+        let registry = PrometheusCollectorRegistry()
+        let metrics = HostMetrics(factory: PrometheusMetricsFactory(registry: registry))
+        let running = ["a", "b", "c"].map { ServiceHealth(name: $0, isRequired: true, condition: .healthy) }
+        var status = HostStatus(state: .active, services: running)
+        metrics.show(status)
+        #expect(Self.servicesByStatus(registry) == ["running": "3.0", "restarting": "0.0", "failed": "0.0", "disabled": "0.0"])
+        // Equal, in a list of its own: what the loop hands over after a service changed and changed back.
+        status.services = running.map { $0 }
+        metrics.show(status)
+        var changed = status.services
+        changed[0].pendingRestart = RestartAttempt(count: 1, intensity: 5, period: .seconds(60))
+        changed[1].failure = "failed 6 times in 60s"
+        changed[2].condition = .disabled(reason: "not launched")
+        status.services = changed
+        metrics.show(status)
+        #expect(Self.servicesByStatus(registry) == ["running": "0.0", "restarting": "1.0", "failed": "1.0", "disabled": "1.0"])
+        status.services = running
+        metrics.show(status)
+        #expect(Self.servicesByStatus(registry) == ["running": "3.0", "restarting": "0.0", "failed": "0.0", "disabled": "0.0"])
+    }
 }

@@ -36,7 +36,10 @@ public struct ServiceHealth: Sendable, Hashable {
     public var failure: String?
 
     /// Whether it gets events: not disabled.
-    public var isEnabled: Bool { condition == .healthy }
+    public var isEnabled: Bool {
+        // A match, not `==`: the fan-out asks this per service per event, and `==` copies.
+        if case .healthy = condition { true } else { false }
+    }
 
     /// Equal when what `STATUS=` and the health depend on is: its own report and the hook it is
     /// stuck in are read from the status (`apphostd status`), never a reason for a new `STATUS=`.

@@ -50,23 +50,43 @@ extension HostLoop {
     /// theirs queued (`.deferred`).
     mutating func call(_ indices: [Int], _ hook: HookCall.Hook, group: inout DiscardingTaskGroup) async -> [HookResult] {
         var results = [HookResult](repeating: .skipped, count: indices.count)
-        var calls: [HookCall] = []
-        var positions: [Int] = []
-        calls.reserveCapacity(indices.count)
-        positions.reserveCapacity(indices.count)
-        for (position, index) in indices.enumerated() where services[index].health.isEnabled {
-            let call = makeCall(index, hook, deadline: services[index].hookDeadline)
-            if services[index].isBusy {
-                services[index].backlog.append(call)
-                results[position] = .deferred
-            } else {
-                calls.append(call)
-                positions.append(position)
-            }
+        let (calls, positions, deferred) = prepareCalls(indices, hook)
+        for (position, call) in deferred {
+            services[indices[position]].backlog.append(call)
+            results[position] = .deferred
         }
         let made = await execute(calls, services: positions.map { indices[$0] }, abandonOnTerminate: false, group: &group)
         for (position, result) in zip(positions, made) { results[position] = result }
         return results
+    }
+
+    /// The calls of one hook to each enabled service of `indices`: those free to take it, with
+    /// their positions, and those of the services still busy in a late hook, to queue. Reads the
+    /// slots in place: `services[index]` copies all of a slot, and this runs per service per
+    /// event.
+    private func prepareCalls(_ indices: [Int], _ hook: HookCall.Hook) -> (calls: [HookCall], positions: [Int], deferred: [(position: Int, call: HookCall)]) {
+        var calls: [HookCall] = []
+        var positions: [Int] = []
+        var deferred: [(position: Int, call: HookCall)] = []
+        calls.reserveCapacity(indices.count)
+        positions.reserveCapacity(indices.count)
+        let state = machine.state
+        let isSessionLocked = !machine.isProtectedDataAvailable
+        services.withUnsafeBufferPointer { slots in
+            for (position, index) in indices.enumerated() where slots[index].health.isEnabled {
+                let call = HookCall(
+                    serviceID: slots[index].id, service: slots[index].service, hook: hook,
+                    application: ApplicationHandle(context: slots[index].context, state: state, isSessionLocked: isSessionLocked, serviceCount: slots.count),
+                    deadline: slots[index].hookDeadline)
+                if slots[index].isBusy {
+                    deferred.append((position, call))
+                } else {
+                    calls.append(call)
+                    positions.append(position)
+                }
+            }
+        }
+        return (calls, positions, deferred)
     }
 
     func makeCall(_ index: Int, _ hook: HookCall.Hook, deadline: Duration, configuration override: ServiceSection? = nil) -> HookCall {
@@ -191,6 +211,12 @@ extension HostLoop {
 
     /// Logs and records what went wrong in one hook.
     mutating func record(_ result: HookResult, of event: LifecycleEvent, at index: Int, overruns: inout [Overrun], failures: inout [String: String]) {
+        switch result {
+        case .returned, .skipped, .abandoned:
+            return
+        default:
+            break
+        }
         let name = services[index].name
         switch result {
         case .returned, .skipped, .abandoned:

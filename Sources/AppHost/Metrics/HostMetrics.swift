@@ -72,6 +72,11 @@ final class HostMetrics: Sendable {
     private let appliedReloads: CoreMetrics.Counter
     private let refusedReloads: CoreMetrics.Counter
     private let shown: Mutex<Shown>
+    /// The service list last counted, and its counts: the loop hands the same list (one
+    /// buffer) to every status until a service's health changes, so a status costs no pass
+    /// over the services then (`Array.==` first compares the buffers). A status depends only on
+    /// fields that `ServiceHealth.==` compares.
+    private let counted: Mutex<(services: [ServiceHealth], counts: StatusCounts)>
 
     init(factory: any MetricsFactory) {
         self.factory = factory
@@ -84,13 +89,13 @@ final class HostMetrics: Sendable {
         appliedReloads = CoreMetrics.Counter(label: "apphost_reloads_total", dimensions: [("result", "applied")], factory: factory)
         refusedReloads = CoreMetrics.Counter(label: "apphost_reloads_total", dimensions: [("result", "refused")], factory: factory)
         shown = Mutex(Shown())
+        counted = Mutex(([], StatusCounts()))
     }
 
     /// Shows `status`; records only the gauges whose value changed.
     func show(_ status: HostStatus) {
         var now = Shown(state: status.state, isSessionLocked: status.sessionLockReason != nil, isHealthy: status.healthProblem == nil)
-        var counts = StatusCounts()
-        for service in status.services { counts[ServiceStatus(service)] += 1 }
+        let counts = counts(of: status.services)
         now.services = counts
         let before = shown.withLock { shown in
             defer { shown = now }
@@ -107,6 +112,22 @@ final class HostMetrics: Sendable {
         for (status, gauge) in services where before.services?[status] != counts[status] {
             gauge.record(counts[status])
         }
+    }
+
+    /// How many of `services` are in each status; counted again only when the list changed.
+    private func counts(of services: [ServiceHealth]) -> StatusCounts {
+        let known = counted.withLock { counted -> StatusCounts? in
+            guard counted.services == services else { return nil }
+            // The same health in a new list: keep the new one, so the next status finds it by
+            // its buffer.
+            counted.services = services
+            return counted.counts
+        }
+        if let known { return known }
+        var counts = StatusCounts()
+        for service in services { counts[ServiceStatus(service)] += 1 }
+        counted.withLock { $0 = (services, counts) }
+        return counts
     }
 
     /// A memory warning went out to the services.
