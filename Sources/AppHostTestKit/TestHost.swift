@@ -111,15 +111,17 @@ public final class TestHost: Sendable {
     // MARK: Driving
 
     /// Background: `willResignActive`, then `didEnterBackground`. False when already there.
+    /// `cause` as the machine gives it (`sleep`: see `PluggableApplicationHost.enterBackground(cause:)`).
     @discardableResult
-    public func enterBackground() async throws(IllegalTransition) -> Bool {
-        try await host.enterBackground()
+    public func enterBackground(cause: String? = nil) async throws(IllegalTransition) -> Bool {
+        try await host.enterBackground(cause: cause)
     }
 
     /// Foreground: `willEnterForeground`, then `didBecomeActive`. False when already active.
+    /// `cause` as the machine gives it (`resume`).
     @discardableResult
-    public func enterForeground() async throws(IllegalTransition) -> Bool {
-        try await host.enterForeground()
+    public func enterForeground(cause: String? = nil) async throws(IllegalTransition) -> Bool {
+        try await host.enterForeground(cause: cause)
     }
 
     /// Tells every service about memory pressure, as a PSI trigger or the daemon's SIGRTMIN+18 does.

@@ -109,6 +109,16 @@ final class HookRun: Sendable {
         }
     }
 
+    /// The service whose hook the run is inside, which hook, and since when; nil before the
+    /// run began, after it ended, or once it was handed over (the service is then busy).
+    func callInProgress() -> (service: String, hook: String, since: ContinuousClock.Instant)? {
+        progress.withLock { progress in
+            guard progress.handedOverAt == nil, progress.position < calls.count, let startedAt = progress.startedAt else { return nil }
+            let call = calls[progress.position]
+            return (call.application.context.serviceName, call.hook.name, startedAt)
+        }
+    }
+
     /// The results so far, one per call.
     var results: [HookResult] { progress.withLock { $0.results } }
 }

@@ -6,6 +6,9 @@ public struct HostStatus: Sendable, Hashable, CustomStringConvertible {
 
     /// The lifecycle state.
     public var state: ApplicationState
+    /// Why the host came to `state`, when the machine asked for it (`sleep`, `resume`:
+    /// `ServiceContext.hostRequestCause`); nil after a signal or a call of the program.
+    public var cause: String?
     /// Each service, in registration order.
     public var services: [ServiceHealth]
     /// The most recent overrun by any service.
@@ -22,12 +25,13 @@ public struct HostStatus: Sendable, Hashable, CustomStringConvertible {
     public var choices: [String] = []
 
     public static func == (lhs: HostStatus, rhs: HostStatus) -> Bool {
-        lhs.state == rhs.state && lhs.services == rhs.services && lhs.lastOverrun == rhs.lastOverrun && lhs.note == rhs.note
+        lhs.state == rhs.state && lhs.cause == rhs.cause && lhs.services == rhs.services && lhs.lastOverrun == rhs.lastOverrun && lhs.note == rhs.note
             && lhs.sessionLockReason == rhs.sessionLockReason && lhs.healthProblem == rhs.healthProblem && lhs.choices == rhs.choices
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(state)
+        hasher.combine(cause)
         hasher.combine(services)
         hasher.combine(lastOverrun)
         hasher.combine(note)
@@ -37,10 +41,12 @@ public struct HostStatus: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `active · 4 services · notification restarting (2/5 in 60s) · analytics overran
-    /// applicationDidEnterBackground (5s)`.
+    /// applicationDidEnterBackground (5s)`; `background (sleep) · 4 services` when the machine
+    /// asked.
     public var description: String {
         let enabled = services.count { $0.isEnabled }
-        var parts = [state.rawValue, enabled == 1 ? "1 service" : "\(enabled) services"]
+        let state = cause.map { "\(self.state.rawValue) (\($0))" } ?? self.state.rawValue
+        var parts = [state, enabled == 1 ? "1 service" : "\(enabled) services"]
         parts += choices
         if enabled < services.count {
             parts.append("disabled: " + services.lazy.filter { !$0.isEnabled }.map(\.name).joined(separator: ", "))

@@ -67,6 +67,8 @@ public final class PluggableApplicationHost: Sendable {
         var launch: Result<LaunchOptions, LaunchFailure>?
         var reports: AsyncStream<HostReport>.Continuation?
         var isRunning = false
+        /// The run of hook calls the loop last started.
+        var run: HookRun?
     }
 
     /// The bus services talk through.
@@ -134,6 +136,18 @@ public final class PluggableApplicationHost: Sendable {
     /// The host's status: state, per-service health, last overrun, session lock.
     public var status: HostStatus { published.withLock { $0.status } }
 
+    /// The hook a service is inside now, and since when: the call the loop waits for, else the
+    /// first service still inside a hook past its deadline; nil when no hook runs. What an edge
+    /// names when it cannot wait any longer (logind's sleep).
+    package var hookInProgress: (service: String, hook: String, since: ContinuousClock.Instant)? {
+        let (run, status) = published.withLock { ($0.run, $0.status) }
+        if let current = run?.callInProgress() { return current }
+        for service in status.services {
+            if let hook = service.busyHook, let since = service.busySince { return (service.name, hook, since) }
+        }
+        return nil
+    }
+
     /// Services in registration order, by instance name.
     public var serviceNames: [String] { published.withLock { $0.status.services.map(\.name) } }
 
@@ -149,18 +163,23 @@ public final class PluggableApplicationHost: Sendable {
 
     // MARK: Requests
 
-    /// Moves `active → inactive → background`: `willResignActive`, then `didEnterBackground`.
-    /// Returns false (and emits nothing) when already in the background.
+    /// Moves `active → inactive → background`: `willResignActive`, then `didEnterBackground`;
+    /// either way the restorable state is then handed to storage to be written to disk. Returns
+    /// false (and emits nothing) when already in the background.
+    ///
+    /// `cause` says why the machine asked (`sleep`, `shutdown`: `ServiceContext.hostRequestCause`);
+    /// it shows in the status, the event records and the request's log lines.
     @discardableResult
-    public func enterBackground() async throws(IllegalTransition) -> Bool {
-        try await send { .lifecycle(.enterBackground, reply: $0) }.get() != nil
+    public func enterBackground(cause: String? = nil) async throws(IllegalTransition) -> Bool {
+        try await send(cause: cause) { .lifecycle(.enterBackground, reply: $0) }.get() != nil
     }
 
     /// Moves `background → inactive → active`: `willEnterForeground`, then `didBecomeActive`.
-    /// Returns false (and emits nothing) when already active.
+    /// Returns false (and emits nothing) when already active. `cause` as for `enterBackground`
+    /// (`resume`).
     @discardableResult
-    public func enterForeground() async throws(IllegalTransition) -> Bool {
-        try await send { .lifecycle(.enterForeground, reply: $0) }.get() != nil
+    public func enterForeground(cause: String? = nil) async throws(IllegalTransition) -> Bool {
+        try await send(cause: cause) { .lifecycle(.enterForeground, reply: $0) }.get() != nil
     }
 
     /// Background when active, foreground when in the background (what SIGUSR1 does). Returns
@@ -238,12 +257,14 @@ public final class PluggableApplicationHost: Sendable {
         _ = await send { .terminate(reason: reason, reply: $0) }
     }
 
-    func send<Success: Sendable, Failure: Error>(_ make: (Reply<Success, Failure>) -> HostRequest) async -> Result<Success, Failure> {
+    func send<Success: Sendable, Failure: Error>(cause: String? = nil, _ make: (Reply<Success, Failure>) -> HostRequest) async -> Result<Success, Failure> {
         await withCheckedContinuation { continuation in
             let request = make(continuation)
             // The caller's context, so an embedding program's own request id (and trace) reaches
             // the hooks; a new request id when it has none.
-            if case .terminated = input.yield(.request(request, context: .forRequest(ServiceContext.current))) {
+            var context = ServiceContext.forRequest(ServiceContext.current)
+            if let cause { context.hostRequestCause = cause }
+            if case .terminated = input.yield(.request(request, context: context)) {
                 // The run is over: the machine in the state it ended in refuses.
                 let (state, launch) = published.withLock { ($0.status.state, $0.launch) }
                 request.refuse(by: LifecycleStateMachine(state: state), launch: launch)

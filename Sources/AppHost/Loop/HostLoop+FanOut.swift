@@ -113,6 +113,7 @@ extension HostLoop {
         while start < calls.count {
             nextToken += 1
             let run = HookRun(token: nextToken, calls: Array(calls[start...]), stopsAtFailure: stopsAtFailure)
+            host.published.withLock { $0.run = run }
             let answers = host.input
             group.addTask { await run.perform(answers: answers) }
             waiting: while true {

@@ -56,6 +56,9 @@ struct HostLoop {
     var launchOptions: LaunchOptions?
     var launchOutcome: Result<LaunchOptions, LaunchFailure>?
     var lastOverrun: Overrun?
+    /// Why the host came to its state (`HostStatus.cause`): the cause of the request that last
+    /// moved it.
+    var stateCause: String?
     var note: String?
     var lastReportedStatus: HostStatus?
     var restorable = RestorableBook()
@@ -144,6 +147,7 @@ struct HostLoop {
     var status: HostStatus {
         HostStatus(
             state: machine.state,
+            cause: stateCause,
             services: services.isEmpty
                 ? descriptors.flatMap { $0.leaves() }.map { ServiceHealth(name: $0.name, isRequired: $0.isRequired, type: $0.type, condition: .healthy) }
                 : serviceHealth ?? services.map(\.statusHealth),
@@ -161,6 +165,7 @@ struct HostLoop {
         } catch {
             logger.critical("lifecycle bug: \(error)")
         }
+        stateCause = ServiceContext.current?.hostRequestCause
         host.publish(status: status)
     }
 }

@@ -19,4 +19,7 @@ public struct LifecycleEventRecord: Sendable, Hashable {
     /// The request that caused the event (`ServiceContext.hostRequestID`), as the journal's
     /// `REQUEST_ID=` of the logger service's record.
     public internal(set) var requestID: String? = ServiceContext.current?.hostRequestID
+    /// Why the machine asked for that request (`ServiceContext.hostRequestCause`: `sleep`,
+    /// `resume`, …), so a service tells a sleep from a `SIGUSR1`; nil when it did not.
+    public internal(set) var cause: String? = ServiceContext.current?.hostRequestCause
 }

@@ -38,11 +38,13 @@ extension ServiceContext {
 }
 
 extension Logger.MetadataProvider {
-    /// `request_id`: the host request the logging task works for, from
-    /// `ServiceContext.current`. Give it to the log handler (the daemon's journal handler has it)
-    /// and every service's lines carry the request that caused them.
+    /// `request_id`, and `cause` when the machine asked for it (`hostRequestCause`): the host
+    /// request the logging task works for, from `ServiceContext.current`. Give it to the log
+    /// handler (the daemon's journal handler has it) and every service's lines carry the request
+    /// that caused them.
     public static let hostRequestID = Logger.MetadataProvider {
-        guard let id = ServiceContext.current?.hostRequestID else { return [:] }
-        return ["request_id": .string(id)]
+        guard let context = ServiceContext.current, let id = context.hostRequestID else { return [:] }
+        guard let cause = context.hostRequestCause else { return ["request_id": .string(id)] }
+        return ["request_id": .string(id), "cause": .string(cause)]
     }
 }

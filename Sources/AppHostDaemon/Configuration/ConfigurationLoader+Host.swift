@@ -2,7 +2,7 @@ import AppHost
 import AppHostSystemd
 import Logging
 
-/// `host:`: deadlines, the state directory, the log level, memory pressure and metrics.
+/// `host:`: deadlines, the state directory, the log level, memory pressure, metrics and logind.
 extension ConfigurationLoader {
     func readHost(_ root: ServiceSection, into configuration: inout DaemonConfiguration, problems: inout ConfigurationErrorCollector) {
         let empty = ServiceSection([:], keyPath: "host", file: root.file, lines: root.lines)
@@ -30,6 +30,9 @@ extension ConfigurationLoader {
         }
         if let metrics = problems.read({ () throws(ConfigurationError) in try host.section("metrics") }) {
             configuration.metrics = self.metrics(metrics, problems: &problems)
+        }
+        if let logind = problems.read({ () throws(ConfigurationError) in try host.bool("logind") }) {
+            configuration.followsLogind = logind
         }
     }
 

@@ -114,6 +114,9 @@ public struct DaemonConfiguration: Sendable {
     public internal(set) var memoryPressure = MemoryPressure()
     /// The metrics textfile.
     public internal(set) var metrics = Metrics()
+    /// Whether the daemon follows logind's sleep and shutdown (`host.logind`, on by default;
+    /// without logind it says so once and runs on).
+    public internal(set) var followsLogind = true
     /// The services, in registration order.
     public internal(set) var services: [ServiceEntry]
 

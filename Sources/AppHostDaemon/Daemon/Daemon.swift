@@ -128,6 +128,7 @@ struct Daemon: Sendable {
                 "watchdog": "\(watchdog?.summary ?? "off")",
                 "restorable_state": "\(restorable.fileDescriptorStore.summary); \(restorable.path)",
                 "metrics": "\(metrics.map { "\($0.path) (daemon=\"\($0.factory.daemon)\")" } ?? "off (no host.metrics.textfile)")",
+                "logind": "\(configuration.followsLogind ? "followed (sleep, shutdown)" : "off (host.logind: false)")",
             ]
         )
 
@@ -154,6 +155,15 @@ struct Daemon: Sendable {
         )
         // Without a bus it says why and ends: the others go on.
         services.append(.init(service: logControl, successTerminationBehavior: .ignore, serviceName: "log-control"))
+        if configuration.followsLogind {
+            // Sleep and shutdown from logind: the services save before the machine goes.
+            let logind = LogindEdge(
+                host: host, who: identity.commandName, logger: logger, on: edge,
+                startAfter: { _ = try? await host.launched() },
+                save: { restorable.writePending() }
+            )
+            services.append(.init(service: logind, successTerminationBehavior: .ignore, serviceName: "logind"))
+        }
         // Before the host: it writes the host's last figures (notRunning) after the host ended.
         if let metrics { services.insert(.init(service: metrics, serviceName: "metrics"), at: 1) }
         var groupLogger = logger

@@ -17,6 +17,8 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
         /// `sd_bus_open`'s choice for the process: the user bus in a user's session or under a
         /// user manager, else the system bus.
         case processDefault
+        /// The system bus (`sd_bus_open_system`): where logind is, also for a user's daemon.
+        case system
         /// A bus at this D-Bus address (a test's private dbus-daemon, a given session bus).
         case address(String)
     }
@@ -106,11 +108,13 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
         var result: Int32
         if address == nil, requested == .processDefault {
             result = sd_bus_open(&made)
+        } else if address == nil, requested == .system {
+            result = sd_bus_open_system(&made)
         } else {
             result = sd_bus_new(&made)
             let target: String = switch requested {
             case .address(let text): address ?? text
-            case .processDefault: address ?? ""
+            case .processDefault, .system: address ?? ""
             }
             if result >= 0 { result = sd_bus_set_address(made, target) }
             if result >= 0 { result = sd_bus_set_bus_client(made, 1) }

@@ -65,6 +65,13 @@ public struct RestorableStateFileEdge: Service {
         }
     }
 
+    /// Writes the pending state now, on the caller's path, and waits for a write the writer's
+    /// task has under way (`lastWritten` is held while one is).
+    func writePendingNow() {
+        if let state = shared.takePending() { writeLogging(state) }
+        shared.lastWritten.withLock { _ in }
+    }
+
     /// Writes `state` now, on the caller's path, unless a state at least as new was written.
     /// - Throws: `AtomicFile.Failure` naming the path and the system's reason.
     func write(_ state: RestorableState) throws(AtomicFile.Failure) {

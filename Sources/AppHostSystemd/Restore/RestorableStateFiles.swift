@@ -70,6 +70,13 @@ public struct RestorableStateFiles: RestorableStateStorage {
         writer.submit(state)
     }
 
+    /// Returns once every state handed to `persist` so far is on disk: the pending one is
+    /// written now, on the caller's path, and a write the writer has under way is waited for.
+    /// What logind's sleep waits for before it lets the machine sleep.
+    public func writePending() {
+        writer.writePendingNow()
+    }
+
     /// Writes `state` to the file now, on the caller's path, in order with the writer's writes
     /// (a state no newer than the last written is skipped): for tests, and for programs that do
     /// not run `writer`.

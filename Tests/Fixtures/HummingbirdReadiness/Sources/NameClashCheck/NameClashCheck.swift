@@ -35,6 +35,7 @@ extension FileDescriptorStore {}
 extension HeapTrimmer {}
 extension HostDBusEdge {}
 extension HostReport {}
+extension HostRequestCauseKey {}
 extension HostRequestIDKey {}
 extension HostStatus {}
 extension IllegalTransition {}
@@ -55,6 +56,7 @@ extension LifecycleSignalMask {}
 extension LogControlEdge {}
 extension LogLevelControl {}
 extension LoggerService {}
+extension LogindEdge {}
 extension MemoryPressureEdge {}
 extension MemoryPressureSource {}
 extension MemoryWarningLevel {}

@@ -1,0 +1,23 @@
+import Logging
+import ServiceContextModule
+
+/// Why the machine asked for a request, when it was not an operator or the embedding program:
+/// `sleep`, `resume`, `shutdown` (logind's `PrepareForSleep` and `PrepareForShutdown`),
+/// `screen-lock`. It rides in the request's `ServiceContext` beside its id, so a hook, a log line
+/// (the journal's `CAUSE=`), the `LifecycleEventRecord` and the status tell a sleep from a
+/// `SIGUSR1`. Nil for a signal or a call of the program.
+public enum HostRequestCauseKey: ServiceContextKey {
+    /// A short lowercase word.
+    public typealias Value = String
+    /// The metadata key and the name tracers see.
+    public static var nameOverride: String? { "cause" }
+}
+
+extension ServiceContext {
+    /// Why the machine asked for the host request this task works for; nil when nobody but an
+    /// operator or the program did.
+    public var hostRequestCause: String? {
+        get { self[HostRequestCauseKey.self] }
+        set { self[HostRequestCauseKey.self] = newValue }
+    }
+}

@@ -1,0 +1,81 @@
+import CSystemd
+import Glibc
+
+// The calls to logind and their answers, through sd-bus's asynchronous calls: the loop never
+// waits for logind.
+extension LogindClient {
+    /// `Get(Manager, InhibitDelayMaxUSec)`: its answer says whether logind is there.
+    func askDelayMax(_ bus: OpaquePointer) -> Int32 {
+        var call: OpaquePointer?
+        var result = sd_bus_message_new_method_call(bus, &call, Self.destination, Self.path, "org.freedesktop.DBus.Properties", "Get")
+        guard result >= 0, let call else { return result }
+        defer { sd_bus_message_unref(call) }
+        for argument in [Self.manager, "InhibitDelayMaxUSec"] {
+            result = argument.withCString { sd_bus_message_append_basic(call, CChar(UInt8(ascii: "s")), $0) }
+            guard result >= 0 else { return result }
+        }
+        return sd_bus_call_async(bus, nil, call, { reply, userdata, _ in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().delayMaxAnswered(reply)
+            return 0
+        }, Unmanaged.passUnretained(self).toOpaque(), 0)
+    }
+
+    private func delayMaxAnswered(_ reply: OpaquePointer?) {
+        if let bus = sd_bus_message_get_bus(reply), sd_bus_is_open(bus) <= 0 { return }
+        if let (name, message) = Self.error(of: reply) {
+            events.yield(.logindMissing(reason: "\(name): \(message)"))
+            return
+        }
+        var value: UInt64 = 0
+        if sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "t") >= 0,
+            sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "t")), &value) >= 0, value > 0
+        {
+            setDelayMax(.microseconds(Int64(clamping: value)))
+        }
+        events.yield(.logindFound(delayMax: delayMax))
+        takeInhibitorsNow()
+    }
+
+    /// `NameOwnerChanged(org.freedesktop.login1, old, new)`: logind came (again), or went.
+    func ownerChanged(_ message: OpaquePointer?) {
+        var name: UnsafePointer<CChar>?
+        var old: UnsafePointer<CChar>?
+        var new: UnsafePointer<CChar>?
+        guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &name) >= 0,
+            sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &old) >= 0,
+            sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &new) >= 0,
+            let new, new.pointee != 0, let bus = sd_bus_message_get_bus(message)
+        else { return }
+        // A new logind: ask again, and take what is not held.
+        _ = askDelayMax(bus)
+    }
+
+    /// `Inhibit(what, who, why, "delay")`.
+    func inhibit(_ what: Inhibition, on bus: OpaquePointer) -> Int32 {
+        var call: OpaquePointer?
+        var result = sd_bus_message_new_method_call(bus, &call, Self.destination, Self.path, Self.manager, "Inhibit")
+        guard result >= 0, let call else { return result }
+        defer { sd_bus_message_unref(call) }
+        for argument in [what.rawValue, who, what.why, "delay"] {
+            result = argument.withCString { sd_bus_message_append_basic(call, CChar(UInt8(ascii: "s")), $0) }
+            guard result >= 0 else { return result }
+        }
+        let answered: sd_bus_message_handler_t = switch what {
+        case .sleep: { reply, userdata, _ in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().inhibitorAnswered(.sleep, reply)
+            return 0
+        }
+        case .shutdown: { reply, userdata, _ in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().inhibitorAnswered(.shutdown, reply)
+            return 0
+        }
+        }
+        return sd_bus_call_async(bus, nil, call, answered, Unmanaged.passUnretained(self).toOpaque(), 0)
+    }
+
+    /// The D-Bus error of a reply, if it is one.
+    static func error(of reply: OpaquePointer?) -> (name: String, message: String)? {
+        guard let error = sd_bus_message_get_error(reply), sd_bus_error_is_set(error) != 0 else { return nil }
+        return (error.pointee.name.map { String(cString: $0) } ?? "", error.pointee.message.map { String(cString: $0) } ?? "")
+    }
+}

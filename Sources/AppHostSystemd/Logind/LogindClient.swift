@@ -1,0 +1,218 @@
+import CSystemd
+import Glibc
+
+/// logind as the daemon follows it, on the edge's loop thread and one system-bus connection:
+/// its `PrepareForSleep` and `PrepareForShutdown` signals, and a `delay` inhibitor for each,
+/// whose fd it closes when the Swift side says the services are ready, or at the latest a margin
+/// before logind's `InhibitDelayMaxUSec`, whatever the services do.
+///
+/// When logind is not on the bus (yet: the unit starts after `local-fs.target` only), it follows
+/// `NameOwnerChanged` and takes the inhibitors when logind appears. Touched on the loop's thread
+/// only; the Swift side reaches it through `EdgeEventLoop.perform`.
+final class LogindClient: @unchecked Sendable {
+    /// What the daemon asks logind to delay.
+    enum Inhibition: String, Sendable, CaseIterable {
+        case sleep, shutdown
+
+        /// What `systemd-inhibit --list` shows as the reason.
+        var why: String {
+            switch self {
+            case .sleep: "saves its services' state before the machine sleeps"
+            case .shutdown: "saves its services' state before the machine shuts down"
+            }
+        }
+    }
+
+    /// What happened, for the Swift side.
+    enum Event: Sendable {
+        /// logind answered; it waits up to `delayMax` for delay inhibitors.
+        case logindFound(delayMax: Duration)
+        /// logind is not on the bus: the inhibitors are taken once it appears.
+        case logindMissing(reason: String)
+        case inhibitorTaken(Inhibition)
+        /// logind refused the inhibitor; `accessDenied` when polkit said no (or was not there).
+        case inhibitorRefused(Inhibition, reason: String, accessDenied: Bool)
+        /// `PrepareForSleep(starting)` or `PrepareForShutdown(starting)`.
+        case prepare(Inhibition, starting: Bool)
+        /// No system bus: nothing of logind is followed.
+        case unavailable(reason: String)
+        /// The system bus went away; a new connection follows.
+        case lost(reason: String)
+    }
+
+    static let destination = "org.freedesktop.login1"
+    static let path = "/org/freedesktop/login1"
+    static let manager = "org.freedesktop.login1.Manager"
+
+    let who: String
+    let events: AsyncStream<Event>.Continuation
+    /// Called on the loop's thread when the deadline released an inhibitor the Swift side had
+    /// not: with how long logind had been waiting. It names the service still inside a hook.
+    let deadlinePassed: @Sendable (Inhibition, Duration) -> Void
+    /// Set once, before the connection is added.
+    var connection: DBusConnection?
+
+    /// How long logind waits for delay inhibitors; 5 s (its default) until it said.
+    private(set) var delayMax = Duration.seconds(5)
+
+    func setDelayMax(_ value: Duration) {
+        delayMax = value
+    }
+    /// The inhibitors held: their fds, close-on-exec.
+    private var held: [Inhibition: Int32] = [:]
+    private var asking: Set<Inhibition> = []
+    /// While logind waits for an inhibitor: since when, and the timer that releases it.
+    private var waiting: [Inhibition: (since: ContinuousClock.Instant, timer: OpaquePointer)] = [:]
+    private var bus: OpaquePointer?
+    private var isFinished = false
+
+    init(who: String, events: AsyncStream<Event>.Continuation, deadlinePassed: @escaping @Sendable (Inhibition, Duration) -> Void) {
+        self.who = who
+        self.events = events
+        self.deadlinePassed = deadlinePassed
+    }
+
+    private var context: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    /// When the inhibitor is released at the latest: a margin before logind gives up on it, so
+    /// that logind never reaches its timeout on the daemon's account.
+    var releaseAfter: Duration {
+        delayMax - min(delayMax / 4, .milliseconds(500))
+    }
+
+    // MARK: The connection
+
+    /// On each new connection: the signals, logind's comings and goings, then logind itself.
+    func setUp(_ bus: OpaquePointer) -> Int32 {
+        self.bus = bus
+        var result = sd_bus_match_signal_async(bus, nil, Self.destination, Self.path, Self.manager, "PrepareForSleep", { message, userdata, _ in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().prepare(.sleep, message)
+            return 0
+        }, nil, context)
+        guard result >= 0 else { return result }
+        result = sd_bus_match_signal_async(bus, nil, Self.destination, Self.path, Self.manager, "PrepareForShutdown", { message, userdata, _ in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().prepare(.shutdown, message)
+            return 0
+        }, nil, context)
+        guard result >= 0 else { return result }
+        let owner = "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.destination)'"
+        result = sd_bus_add_match_async(bus, nil, owner, { message, userdata, _ in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().ownerChanged(message)
+            return 0
+        }, nil, context)
+        guard result >= 0 else { return result }
+        return askDelayMax(bus)
+    }
+
+    /// What became of the system-bus connection.
+    func connectionChanged(_ event: DBusConnection.Event) {
+        switch event {
+        case .lost(let reason): events.yield(.lost(reason: reason))
+        case .endedBeforeEstablished(let reason), .gaveUp(let reason): events.yield(.unavailable(reason: reason))
+        case .reconnectFailed: break
+        }
+    }
+
+    /// The daemon ends: the inhibitors go with it.
+    func finish() {
+        isFinished = true
+        for what in Inhibition.allCases { close(what) }
+        events.finish()
+    }
+
+    // MARK: Inhibitors
+
+    /// Closes the inhibitor's fd, once the services are ready (or the deadline passed): logind
+    /// goes on at once. Returns how long logind had been waiting, when it was.
+    @discardableResult
+    func release(_ what: Inhibition) -> Duration? {
+        let since = waiting[what]?.since
+        close(what)
+        return since.map { ContinuousClock.now - $0 }
+    }
+
+    private func close(_ what: Inhibition) {
+        if let timer = waiting.removeValue(forKey: what)?.timer { sd_event_source_disable_unref(timer) }
+        if let fd = held.removeValue(forKey: what) { Glibc.close(fd) }
+    }
+
+    /// Asks for each inhibitor not held nor asked for yet.
+    func takeInhibitorsNow() {
+        guard let bus, !isFinished else { return }
+        for what in Inhibition.allCases where held[what] == nil && !asking.contains(what) {
+            let result = inhibit(what, on: bus)
+            if result < 0 {
+                events.yield(.inhibitorRefused(what, reason: "the call could not be made: \(SystemErrorText.describe(-result))", accessDenied: false))
+            } else {
+                asking.insert(what)
+            }
+        }
+    }
+
+    func inhibitorAnswered(_ what: Inhibition, _ reply: OpaquePointer?) {
+        asking.remove(what)
+        if let bus = sd_bus_message_get_bus(reply), sd_bus_is_open(bus) <= 0 { return }
+        if let (name, message) = Self.error(of: reply) {
+            events.yield(.inhibitorRefused(what, reason: "\(name): \(message)", accessDenied: name == "org.freedesktop.DBus.Error.AccessDenied"))
+            return
+        }
+        var fd: Int32 = -1
+        guard sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "h")), &fd) >= 0, fd >= 0 else {
+            events.yield(.inhibitorRefused(what, reason: "logind's answer held no fd", accessDenied: false))
+            return
+        }
+        // The message owns its fd: a copy of our own, close-on-exec, so no exec'd child holds
+        // the lock.
+        let own = fcntl(fd, F_DUPFD_CLOEXEC, 3)
+        guard own >= 0 else {
+            events.yield(.inhibitorRefused(what, reason: "cannot keep its fd: \(SystemErrorText.describe(errno))", accessDenied: false))
+            return
+        }
+        if isFinished {
+            Glibc.close(own)
+            return
+        }
+        if let old = held.updateValue(own, forKey: what) { Glibc.close(old) }
+        events.yield(.inhibitorTaken(what))
+    }
+
+    // MARK: logind's signals
+
+    private func prepare(_ what: Inhibition, _ message: OpaquePointer?) {
+        var starting: Int32 = 0
+        guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &starting) >= 0 else { return }
+        if starting != 0 {
+            if held[what] != nil, waiting[what] == nil { armDeadline(what) }
+            events.yield(.prepare(what, starting: true))
+        } else {
+            // Awake again, or the shutdown was cancelled: a new inhibitor for the next time.
+            close(what)
+            takeInhibitorsNow()
+            events.yield(.prepare(what, starting: false))
+        }
+    }
+
+    private func armDeadline(_ what: Inhibition) {
+        guard let bus, let event = sd_bus_get_event(bus) else { return }
+        var source: OpaquePointer?
+        let handler: sd_event_time_handler_t = switch what {
+        case .sleep: { _, _, userdata in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().deadline(.sleep)
+            return 0
+        }
+        case .shutdown: { _, _, userdata in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().deadline(.shutdown)
+            return 0
+        }
+        }
+        let result = sd_event_add_time_relative(event, &source, CLOCK_MONOTONIC, releaseAfter.wholeMicroseconds, 0, handler, context)
+        // Without a timer the Swift side's release is the only one.
+        guard result >= 0, let source else { return }
+        waiting[what] = (.now, source)
+    }
+
+    private func deadline(_ what: Inhibition) {
+        guard let waited = release(what) else { return }
+        deadlinePassed(what, waited)
+    }
+}

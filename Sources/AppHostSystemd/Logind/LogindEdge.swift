@@ -1,0 +1,172 @@
+import AppHost
+import Logging
+import ServiceLifecycle
+
+/// The machine's lifecycle from systemd-logind, through sd-bus on the system bus (where logind
+/// is, also for a user's daemon): before the machine sleeps or shuts down, every service goes to
+/// the background and the restorable state to disk, and only then may logind go on. Run it in
+/// the daemon's `ServiceGroup`.
+///
+/// It takes a `delay` inhibitor for `sleep` and one for `shutdown` (`systemd-inhibit --list`
+/// shows them under the daemon's name). On `PrepareForSleep(true)` it makes one request with
+/// cause `sleep` (`PluggableApplicationHost.enterBackground(cause:)`: background unless already
+/// there, the state handed to storage), waits for `save` (the disk write), then closes the
+/// inhibitor's fd. It never holds logind longer than a margin before `InhibitDelayMaxUSec`: past
+/// that it releases the inhibitor anyway and names the service still inside a hook. On
+/// `PrepareForSleep(false)` the host returns to the state it had before the sleep, with cause
+/// `resume`, and a new inhibitor is taken. `PrepareForShutdown(true)` gets the same saving
+/// request with cause `shutdown`; the SIGTERM that follows terminates as ever, and
+/// `PrepareForShutdown(false)` (the shutdown did not happen) is handled as a resume.
+///
+/// Without a system bus, without logind, or when polkit refuses the inhibitors, it says so once,
+/// with what to install, and the daemon runs on: the signals work as ever. When logind appears
+/// later (the daemon started before it), the inhibitors are taken then.
+public struct LogindEdge: Service {
+    /// The inhibitors' "who": the daemon's name.
+    public let who: String
+    let host: PluggableApplicationHost
+    let logger: Logger
+    let loop: EdgeEventLoop?
+    let startAfter: (@Sendable () async -> Void)?
+    let save: @Sendable () async -> Void
+
+    /// Follows logind for `host`, on an event loop of its own; `save` returns once the
+    /// restorable state is on disk (`RestorableStateFiles.writePending()`).
+    public init(host: PluggableApplicationHost, who: String, logger: Logger, save: @escaping @Sendable () async -> Void = {}) {
+        self.init(host: host, who: who, logger: logger, on: nil, save: save)
+    }
+
+    /// Like `init(host:who:logger:save:)`, on `loop` (the daemon's edge loop), from when
+    /// `startAfter` returns (the launch: the bus stays off the way to `READY=1`).
+    package init(
+        host: PluggableApplicationHost, who: String, logger: Logger, on loop: EdgeEventLoop?,
+        startAfter: (@Sendable () async -> Void)? = nil, save: @escaping @Sendable () async -> Void = {}
+    ) {
+        self.host = host
+        self.who = who
+        self.logger = logger
+        self.loop = loop
+        self.startAfter = startAfter
+        self.save = save
+    }
+
+    /// Follows logind until graceful shutdown or cancellation. Asleep on the event loop between
+    /// logind's signals: no timer but the release deadline while logind waits.
+    public func run() async {
+        if let startAfter { await startAfter() }
+        let loop: EdgeEventLoop
+        let ownLoop: Bool
+        if let shared = self.loop {
+            (loop, ownLoop) = (shared, false)
+        } else {
+            do {
+                (loop, ownLoop) = (try EdgeEventLoop(name: "apphost-logind"), true)
+            } catch {
+                logger.notice("logind not followed (\(error)): sleep and shutdown reach the services only by signal")
+                return
+            }
+        }
+        let (events, sink) = AsyncStream<LogindClient.Event>.makeStream()
+        let client = LogindClient(who: who, events: sink) { [host, logger] what, waited in
+            Self.reportDeadline(what, waited: waited, host: host, logger: logger)
+        }
+        let connection = DBusConnection(.system, endsLoop: ownLoop ? loop : nil, setUp: client.setUp, onEvent: client.connectionChanged)
+        client.connection = connection
+        do {
+            try loop.add(connection)
+        } catch {
+            logger.notice("logind not followed: no system bus (sd_bus_open_system: \(SystemErrorText.reason(error.rawValue))); sleep and shutdown reach the services only by signal")
+            sink.finish()
+            return
+        }
+        let stop: @Sendable () -> Void = {
+            loop.remove(connection)
+            loop.perform { client.finish() }
+        }
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await follow(events, client: client, loop: loop)
+            } onGracefulShutdown: {
+                stop()
+            }
+        } onCancel: {
+            stop()
+        }
+    }
+
+    private func follow(_ events: AsyncStream<LogindClient.Event>, client: LogindClient, loop: EdgeEventLoop) async {
+        var saidMissing = false
+        var refused: Set<LogindClient.Inhibition> = []
+        /// The state before each preparation, to return to afterwards.
+        var before: [LogindClient.Inhibition: ApplicationState] = [:]
+        for await event in events {
+            switch event {
+            case .logindFound(let delayMax):
+                if saidMissing { logger.notice("logind is on the bus now: following sleep and shutdown") }
+                saidMissing = false
+                logger.debug("logind waits up to \(delayMax.configText) for delay inhibitors")
+            case .logindMissing(let reason):
+                if !saidMissing {
+                    logger.notice("logind is not on the system bus (\(reason)): sleep and shutdown reach the services only by signal until it comes")
+                }
+                saidMissing = true
+            case .inhibitorTaken(let what):
+                refused.remove(what)
+                logger.debug("holding a delay inhibitor for \(what.rawValue)")
+            case .inhibitorRefused(let what, let reason, let accessDenied):
+                // Said once per kind: a refusal that comes back after every resume says nothing new.
+                guard refused.insert(what).inserted else { continue }
+                let hint = accessDenied
+                    ? "; polkit decides: install polkitd (apt-get install polkitd), whose default rules let any user take a delay inhibitor"
+                    : ""
+                logger.warning("logind refused a delay inhibitor for \(what.rawValue) (\(reason)): the machine may \(what == .sleep ? "sleep" : "shut down") before the services saved their state\(hint)")
+            case .prepare(let what, starting: true):
+                before[what] = host.state
+                await prepare(what, client: client, loop: loop)
+            case .prepare(let what, starting: false):
+                await resume(after: what, from: before.removeValue(forKey: what))
+            case .unavailable(let reason):
+                logger.notice("logind not followed: the system bus went away (\(reason)); sleep and shutdown reach the services only by signal")
+            case .lost(let reason):
+                logger.notice("logind: lost the system bus (\(reason)); connecting again")
+            }
+        }
+    }
+
+    /// The saving request, then the inhibitor's release.
+    private func prepare(_ what: LogindClient.Inhibition, client: LogindClient, loop: EdgeEventLoop) async {
+        let clock = ContinuousClock()
+        let began = clock.now
+        let cause = what.rawValue
+        logger.notice("the machine is about to \(what == .sleep ? "sleep" : "shut down"): services to the background, state to disk", metadata: ["cause": "\(cause)"])
+        do {
+            try await host.enterBackground(cause: cause)
+        } catch {
+            // Terminating already: the terminate saves.
+            logger.notice("\(cause): \(error)", metadata: ["cause": "\(cause)"])
+        }
+        await save()
+        loop.perform { client.release(what) }
+        logger.info("ready for \(cause) after \((clock.now - began).configText); logind may go on", metadata: ["cause": "\(cause)"])
+    }
+
+    /// After the sleep (or a shutdown that did not happen): back to the state before it.
+    private func resume(after what: LogindClient.Inhibition, from state: ApplicationState?) async {
+        logger.notice(what == .sleep ? "the machine is awake again" : "the shutdown did not happen", metadata: ["cause": "resume"])
+        guard state == .active else { return }
+        do {
+            try await host.enterForeground(cause: "resume")
+        } catch {
+            logger.notice("resume: \(error)", metadata: ["cause": "resume"])
+        }
+    }
+
+    /// On the loop's thread, when logind's wait ran out before the services were ready.
+    static func reportDeadline(_ what: LogindClient.Inhibition, waited: Duration, host: PluggableApplicationHost, logger: Logger) {
+        let inside = host.hookInProgress.map { " \($0.service) is still inside \($0.hook) (for \((ContinuousClock.now - $0.since).configText))" } ?? ""
+        logger.warning(
+            "released the \(what.rawValue) inhibitor after \(waited.configText), before logind's limit:\(inside.isEmpty ? " the services were not ready" : inside)",
+            metadata: ["cause": "\(what.rawValue)"]
+        )
+    }
+}
