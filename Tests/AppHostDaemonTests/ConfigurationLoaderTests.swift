@@ -19,6 +19,7 @@ struct ConfigurationLoaderTests {
         #expect(configuration.stateDirectory == "/var/lib/apphostd")
         #expect(configuration.memoryPressure == .init(enabled: true, warningStall: .milliseconds(200), criticalStall: .milliseconds(800), window: .seconds(2)))
         #expect(configuration.metrics.textfile == nil, "no metrics file unless the config names one")
+        #expect(configuration.followsLogind, "logind is followed unless the config says host.logind: false")
         #expect(configuration.services.map(\.name) == ["logger"])
         #expect(configuration.services[0].type == "logger")
         #expect(configuration.services[0].isRequired == false)
@@ -36,6 +37,16 @@ struct ConfigurationLoaderTests {
             try loader.load(text: "host:\n  metrics:\n    textfile: /run/m/.prom\n    daemon: \"a\\tb\"\nservices:\n  - logger\n", file: "m.yaml")
         }
         #expect(errors?.errors.map(\.keyPath) == ["host.metrics.textfile", "host.metrics.daemon"], "every problem at once")
+    }
+
+    @Test("host.logind: false turns logind off; anything but a boolean is refused with what to write")
+    func logindSetting() throws {
+        let off = try loader.load(text: "host:\n  logind: false\nservices:\n  - logger\n", file: "l.yaml")
+        #expect(!off.followsLogind)
+        let errors = #expect(throws: InvalidConfiguration.self) {
+            try loader.load(text: "host:\n  logind: sometimes\nservices:\n  - logger\n", file: "l.yaml")
+        }
+        #expect(errors?.errors.map(\.keyPath) == ["host.logind"])
     }
 
     @Test func everyKeyIsRead() throws {
