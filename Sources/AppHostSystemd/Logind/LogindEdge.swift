@@ -1,4 +1,5 @@
 import AppHost
+import Glibc
 import Logging
 import ServiceLifecycle
 
@@ -78,6 +79,11 @@ public struct LogindEdge: Service {
             logger.notice("logind not followed: no system bus (sd_bus_open_system: \(SystemErrorText.reason(error.rawValue))); sleep and shutdown reach the services only by signal")
             sink.finish()
             return
+        }
+        let address = DBusConnection.Address.systemBusAddress
+        if address.hasPrefix("unix:path="), access(String(address.dropFirst("unix:path=".count)), F_OK) != 0 {
+            // sd-bus waits for the socket (inotify, no timer); said so that its silence is not a mystery.
+            logger.notice("logind not followed yet: no system bus at \(address) (dbus not started, or not installed); following sleep and shutdown once it is there")
         }
         let stop: @Sendable () -> Void = {
             loop.remove(connection)
