@@ -148,6 +148,10 @@ public final class PluggableApplicationHost: Sendable {
         return nil
     }
 
+    /// Where the host's figures go: the configuration's factory, else swift-metrics' global one.
+    /// The edge's own figures (logind's) go there too.
+    package var metricsFactory: any MetricsFactory { metrics.factory }
+
     /// Services in registration order, by instance name.
     public var serviceNames: [String] { published.withLock { $0.status.services.map(\.name) } }
 

@@ -68,7 +68,9 @@ public struct LogindEdge: Service {
             }
         }
         let (events, sink) = AsyncStream<LogindClient.Event>.makeStream()
+        let metrics = LogindMetrics(factory: host.metricsFactory)
         let client = LogindClient(who: who, events: sink) { [host, logger] what, waited in
+            metrics.recordRelease(what, after: waited)
             Self.reportDeadline(what, waited: waited, host: host, logger: logger)
         }
         let connection = DBusConnection(.system, endsLoop: ownLoop ? loop : nil, setUp: client.setUp, onEvent: client.connectionChanged)
@@ -91,7 +93,7 @@ public struct LogindEdge: Service {
         }
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
-                await follow(events, client: client, loop: loop)
+                await follow(events, client: client, loop: loop, metrics: metrics)
             } onGracefulShutdown: {
                 stop()
             }
@@ -100,7 +102,7 @@ public struct LogindEdge: Service {
         }
     }
 
-    private func follow(_ events: AsyncStream<LogindClient.Event>, client: LogindClient, loop: EdgeEventLoop) async {
+    private func follow(_ events: AsyncStream<LogindClient.Event>, client: LogindClient, loop: EdgeEventLoop, metrics: LogindMetrics) async {
         var saidMissing = false
         var refused: Set<LogindClient.Inhibition> = []
         /// The state before each preparation, to return to afterwards.
@@ -128,7 +130,8 @@ public struct LogindEdge: Service {
                 logger.warning("logind refused a delay inhibitor for \(what.rawValue) (\(reason)): the machine may \(what == .sleep ? "sleep" : "shut down") before the services saved their state\(hint)")
             case .prepare(let what, starting: true):
                 before[what] = host.state
-                await prepare(what, client: client, loop: loop)
+                metrics.countPrepare(what)
+                await prepare(what, client: client, loop: loop, metrics: metrics)
             case .prepare(let what, starting: false):
                 await resume(after: what, from: before.removeValue(forKey: what))
             case .unavailable(let reason):
@@ -140,7 +143,7 @@ public struct LogindEdge: Service {
     }
 
     /// The saving request, then the inhibitor's release.
-    private func prepare(_ what: LogindClient.Inhibition, client: LogindClient, loop: EdgeEventLoop) async {
+    private func prepare(_ what: LogindClient.Inhibition, client: LogindClient, loop: EdgeEventLoop, metrics: LogindMetrics) async {
         let clock = ContinuousClock()
         let began = clock.now
         let cause = what.rawValue
@@ -152,7 +155,9 @@ public struct LogindEdge: Service {
             logger.notice("\(cause): \(error)", metadata: ["cause": "\(cause)"])
         }
         await save()
-        loop.perform { client.release(what) }
+        loop.perform {
+            if let waited = client.release(what) { metrics.recordRelease(what, after: waited) }
+        }
         logger.info("ready for \(cause) after \((clock.now - began).configText); logind may go on", metadata: ["cause": "\(cause)"])
     }
 
