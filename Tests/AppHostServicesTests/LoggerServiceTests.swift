@@ -62,6 +62,22 @@ struct LoggerServiceTests {
         #expect(records.last?.message == "willTerminate: terminating → notRunning (2 services)")
     }
 
+    @Test("a request the machine asked for (logind's sleep, its resume) is in the trail with its cause; a plain one without")
+    func theTrailNamesTheCause() async throws {
+        let capture = CapturedLogs()
+        try await withTestHost([Self.descriptor()], logs: capture) { host in
+            try await host.launched()
+            try await host.enterBackground(cause: "sleep")
+            try await host.enterForeground(cause: "resume")
+            try await host.enterBackground()
+        }
+        let records = capture.all.filter { $0.metadata["from_state"] != nil && $0.metadata["service"] == "logger" }
+        let causes = records.filter { ["didEnterBackground", "didBecomeActive"].contains($0.metadata["event"]) }.map { $0.metadata["cause"] }
+        #expect(causes == [nil, "sleep", "resume", nil], "launch, sleep, resume, plain: \(records.map(\.message))")
+        let sleep = try #require(records.first { $0.metadata["cause"] == "sleep" && $0.metadata["event"] == "didEnterBackground" })
+        #expect(sleep.message.hasSuffix("(1 service); cause: sleep"), "\(sleep.message)")
+    }
+
     @Test func recordsOnlyChosenEventsAtTheChosenLevel() async throws {
         let records = try await Self.audit(["level": .string("notice"), "events": .array([.string("didReceiveMemoryWarning"), .string("willTerminate")])])
         #expect(records.map { $0.metadata["event"] } == ["didReceiveMemoryWarning.critical", "willTerminate"])

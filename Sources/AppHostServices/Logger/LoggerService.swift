@@ -134,6 +134,11 @@ public final class LoggerService: ApplicationService {
         ]
         // The record reaches this run loop after the request: its id travels with it.
         if let requestID = record.requestID { metadata["request_id"] = .string(requestID) }
+        // Why the machine asked (logind's sleep, its resume): `journalctl CAUSE=sleep`.
+        if let cause = record.cause {
+            metadata["cause"] = .string(cause)
+            message += "; cause: \(cause)"
+        }
         if !overran.isEmpty {
             message += "; overran: " + record.overruns.map { "\($0.service) (\($0.deadline.configText))" }.joined(separator: ", ")
             metadata["overran"] = .string(overran.joined(separator: ","))
