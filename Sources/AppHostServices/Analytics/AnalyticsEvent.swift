@@ -24,6 +24,8 @@ package struct AnalyticsEvent: Sendable, Hashable {
         case terminate
         /// The host restarted `service` under its `RestartPolicy` (`ServiceDidRestart`).
         case restart
+        /// The machine slept for `seconds` (`MachineDidResume`).
+        case sleep
     }
 
     /// Increasing across the log and the summary, so a record already folded into the summary

@@ -42,6 +42,10 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
     public var sessionLocks = 0
     /// Restarts under a service's `restart:` policy, by its instance name.
     public var restartsByService: [String: Int] = [:]
+    /// Times the machine slept while the daemon ran (logind's sleep).
+    public var sleeps = 0
+    /// Seconds the machine spent asleep in those sleeps.
+    public var sleepSeconds = 0.0
     /// When the first counted event happened.
     public var firstEvent: UnixTime?
     /// When the last counted event happened.
@@ -116,6 +120,9 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
         case .terminate: terminations += 1
         case .restart:
             if let service = event.service { restartsByService[service, default: 0] += 1 }
+        case .sleep:
+            sleeps += 1
+            sleepSeconds += event.seconds ?? 0
         }
     }
 
@@ -137,6 +144,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
             ("reloads", "\(reloads)"),
             ("session locks", "\(sessionLocks)"),
             ("restarts by service", Self.format(counts: restartsByService)),
+            ("sleeps", sleeps == 0 ? "0" : "\(sleeps) (\(Self.format(seconds: sleepSeconds)) asleep)"),
             ("first event", firstEvent.map(Self.format(date:)) ?? "-"),
             ("last event", lastEvent.map(Self.format(date:)) ?? "-"),
         ]
@@ -174,6 +182,8 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
             "reloads": .number(Double(reloads)),
             "sessionLocks": .number(Double(sessionLocks)),
             "restartsByService": .object(restartsByService.mapValues { .number(Double($0)) }),
+            "sleeps": .number(Double(sleeps)),
+            "sleepSeconds": .number(sleepSeconds),
             "firstEvent": firstEvent.map { .string($0.iso8601) },
             "lastEvent": lastEvent.map { .string($0.iso8601) },
             "lastSequence": .number(Double(lastSequence)),
@@ -228,6 +238,8 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
         reloads = try count(json["reloads"], "reloads") ?? 0
         sessionLocks = try count(json["sessionLocks"], "sessionLocks") ?? 0
         restartsByService = try counts("restartsByService")
+        sleeps = try count(json["sleeps"], "sleeps") ?? 0
+        sleepSeconds = try seconds("sleepSeconds") ?? 0
         firstEvent = try date("firstEvent")
         lastEvent = try date("lastEvent")
         lastSequence = UInt64(try count(json["lastSequence"], "lastSequence") ?? 0)

@@ -26,7 +26,7 @@ public final class AnalyticsService: ApplicationService {
     /// The keys its `settings:` section may hold.
     public static let settingKeys = ["flush-interval", "compact-after"]
     /// One line for `apphostd services`.
-    public static let summary = "Usage analytics: launches, exits by cause, foreground/background time, transitions, memory warnings, restarts by service; crash-safe log in the state directory"
+    public static let summary = "Usage analytics: launches, exits by cause, foreground/background time, transitions, memory warnings, restarts by service, sleeps; crash-safe log in the state directory"
 
     /// How analytics persists.
     public struct Settings: Sendable, Hashable {
@@ -184,18 +184,25 @@ public final class AnalyticsService: ApplicationService {
         // Subscribed in run, so that a run loop started again has subscriptions of its own.
         let reloads = application.bus.subscribe(to: ConfigurationDidReload.self)
         let restarts = application.bus.subscribe(to: ServiceDidRestart.self)
+        let resumes = application.bus.subscribe(to: MachineDidResume.self)
         await withDiscardingTaskGroup { group in
             group.addTask { await self.recordEach(of: reloads, application) { _ in (.reload, nil) } }
             group.addTask { await self.recordEach(of: restarts, application) { (.restart, $0.service) } }
+            group.addTask {
+                for await resume in resumes {
+                    self.record(.sleep, seconds: Double(resume.asleep.microseconds) / 1_000_000)
+                    self.keepUnflushed(application)
+                }
+            }
             group.addTask { await self.flushPeriodically(application) }
         }
     }
 
     // MARK: Recording and flushing
 
-    private func record(_ kind: AnalyticsEvent.Kind, first: Bool? = nil, previousExit: String? = nil, exitCause: String? = nil, level: String? = nil, service: String? = nil) {
+    private func record(_ kind: AnalyticsEvent.Kind, first: Bool? = nil, previousExit: String? = nil, exitCause: String? = nil, level: String? = nil, service: String? = nil, seconds: Double? = nil) {
         let startTimer = state.withLock { state in
-            state.store?.record(kind, first: first, previousExit: previousExit, exitCause: exitCause, level: level, service: service) ?? false
+            state.store?.record(kind, first: first, previousExit: previousExit, exitCause: exitCause, seconds: seconds, level: level, service: service) ?? false
         }
         if startTimer { wake.yield() }
     }

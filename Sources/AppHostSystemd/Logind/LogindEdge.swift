@@ -107,6 +107,8 @@ public struct LogindEdge: Service {
         var refused: Set<LogindClient.Inhibition> = []
         /// The state before each preparation, to return to afterwards.
         var before: [LogindClient.Inhibition: ApplicationState] = [:]
+        /// When logind said the machine was about to sleep: the time asleep is counted from there.
+        var sleptAt: ContinuousClock.Instant?
         for await event in events {
             switch event {
             case .logindFound(let delayMax):
@@ -130,9 +132,14 @@ public struct LogindEdge: Service {
                 logger.warning("logind refused a delay inhibitor for \(what.rawValue) (\(reason)): the machine may \(what == .sleep ? "sleep" : "shut down") before the services saved their state\(hint)")
             case .prepare(let what, starting: true):
                 before[what] = host.state
+                if what == .sleep { sleptAt = .now }
                 metrics.countPrepare(what)
                 await prepare(what, client: client, loop: loop, metrics: metrics)
             case .prepare(let what, starting: false):
+                if what == .sleep, let sleptAt {
+                    host.bus.publish(MachineDidResume(asleep: .now - sleptAt))
+                }
+                if what == .sleep { sleptAt = nil }
                 await resume(after: what, from: before.removeValue(forKey: what))
             case .unavailable(let reason):
                 logger.notice("logind not followed: the system bus went away (\(reason)); sleep and shutdown reach the services only by signal")

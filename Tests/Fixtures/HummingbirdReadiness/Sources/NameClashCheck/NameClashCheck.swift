@@ -57,6 +57,7 @@ extension LogControlEdge {}
 extension LogLevelControl {}
 extension LoggerService {}
 extension LogindEdge {}
+extension MachineDidResume {}
 extension MemoryPressureEdge {}
 extension MemoryPressureSource {}
 extension MemoryWarningLevel {}
