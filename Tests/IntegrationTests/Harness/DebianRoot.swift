@@ -51,10 +51,15 @@ enum DebianRoot {
     static let mirror = ProcessInfo.processInfo.environment["APPHOSTD_DEBIAN_MIRROR"].flatMap { $0.isEmpty ? nil : $0 }
         ?? "http://deb.debian.org/debian"
 
-    /// What the root holds: systemd as init, D-Bus, the libraries the daemon links, and
-    /// node_exporter (enabled at boot, as Debian installs it), which reads the metrics textfile.
+    /// What the root holds: systemd as init, D-Bus, the libraries the daemon links,
+    /// node_exporter (enabled at boot, as Debian installs it), which reads the metrics textfile,
+    /// and what logind needs to answer as on a real machine: polkitd (without it logind refuses
+    /// an unprivileged inhibitor, "Access denied") and libpam-systemd (pam_systemd, which makes
+    /// a `PAMName=login` unit a logind session).
     static let debootstrapArguments = [
-        "--variant=minbase", "--include=systemd,systemd-sysv,dbus,libyaml-0-2,libsystemd0,prometheus-node-exporter", release.rawValue,
+        "--variant=minbase",
+        "--include=systemd,systemd-sysv,dbus,libyaml-0-2,libsystemd0,prometheus-node-exporter,polkitd,libpam-systemd",
+        release.rawValue,
     ]
 
     /// The marker's text: a different recipe or mirror is a different root.
