@@ -19,7 +19,7 @@ extension SystemManager {
         if ProcessInfo.processInfo.environment["APPHOSTD_SKIP_INTEGRATION"] == "1" { return "APPHOSTD_SKIP_INTEGRATION=1" }
         if geteuid() != 0 { return "not root (uid \(geteuid())): systemd-nspawn and debootstrap need root" }
         if ProcessRunner.resolve("systemd-nspawn") == nil { return "no systemd-nspawn (apt-get install systemd-container)" }
-        for tool in ["nsenter", "cp", "bash", "install", "strip"] where ProcessRunner.resolve(tool) == nil {
+        for tool in ["nsenter", "cp", "bash", "install", "strip", "useradd"] where ProcessRunner.resolve(tool) == nil {
             return "\(tool) not found in \(ProcessRunner.searchPath.joined(separator: ":"))"
         }
         if IntegrationEnvironment.swiftDriver == nil { return "no swift driver on PATH to build the release binary" }

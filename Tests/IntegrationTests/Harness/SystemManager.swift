@@ -18,6 +18,10 @@ import Glibc
 /// root included), so `systemctl` talks to the container's manager and `journalctl` reads its
 /// journal. Use `SystemManager.with { system in ... }` or the `.bootedSystem` suite trait, which
 /// always power it off.
+///
+/// Every boot is also made safe to suspend and ready for logind (SystemManager+Power.swift):
+/// `/sys/power/state` is a file of the boot directory, systemd-suspend.service runs `/bin/true`,
+/// `InhibitDelayMaxSec=2`, and a user `tester` exists for login sessions.
 final class SystemManager: Sendable {
     /// The directory of this boot: `root/` (the container's root), `nspawn.log`, `install.log`.
     let directory: String
@@ -95,6 +99,7 @@ final class SystemManager: Sendable {
             guard install.succeeded else { throw HarnessError("deploy/install.sh failed: \(install)") }
 
             let machine = "apphostd-it-" + UUID().uuidString.prefix(8).lowercased()
+            try await timed("logind and power setup") { try await preparePowerAndLogind(directory: directory, machine: machine) }
             let booting = clock.now
             let (nspawn, pid1) = try await start(root: root, machine: machine, directory: directory)
             do {
@@ -127,9 +132,11 @@ final class SystemManager: Sendable {
         process.executableURL = URL(fileURLWithPath: ProcessRunner.resolve("systemd-nspawn") ?? "/usr/bin/systemd-nspawn")
         // --private-network: the daemon needs none, and nspawn keeps CAP_NET_ADMIN only with it,
         // which the container's systemd needs to set up PrivateNetwork='s loopback device.
+        // --bind= over /sys/power/state: logind sees a writable file that offers sleep, and a
+        // systemd-sleep that ran anyway could write only into that file (SystemManager+Power).
         process.arguments = [
             "--directory=\(root)", "--boot", "--register=no", "--keep-unit", "--console=passive",
-            "--private-network", "--machine=\(machine)",
+            "--private-network", "--machine=\(machine)", "--bind=\(powerStateFile(directory: directory)):/sys/power/state",
         ]
         process.environment = ProcessRunner.environment(DebianRoot.release.nspawnEnvironment)
         process.standardInput = FileHandle.nullDevice
@@ -187,8 +194,20 @@ final class SystemManager: Sendable {
         }
     }
 
+    /// Whether the container still runs (nspawn has not exited): false after `powerOff()`, and
+    /// after `powerOffInside()` or anything else that ended the container.
+    var isRunning: Bool {
+        nspawn.withLock { $0?.isRunning ?? false }
+    }
+
+    /// Waits (bounded) until nspawn has exited; whether it did.
+    func waitUntilStopped(timeout: Duration) async -> Bool {
+        await eventually(timeout: timeout, every: .milliseconds(50)) { !isRunning }
+    }
+
     /// Powers the container off (nspawn turns SIGTERM into an orderly shutdown of its init),
     /// kills it if that takes more than 30 s, and removes its directory unless `$APPHOSTD_IT_KEEP`.
+    /// After `powerOffInside()` the container has already stopped: this only removes the directory.
     func powerOff() async {
         guard let process = nspawn.withLock({ value -> Process? in let taken = value; value = nil; return taken }) else { return }
         await Self.stop(process, pid1: pid1, machine: machine)
@@ -218,8 +237,12 @@ final class SystemManager: Sendable {
     // MARK: Driving it
 
     /// Runs `argv` inside the container (all its namespaces and its root).
+    ///
+    /// Throws once the container has stopped: its PID 1's number may by then belong to a process
+    /// of the host, and `nsenter` would run `argv` there.
     func run(_ argv: [String], timeout: Duration = .seconds(60)) async throws -> CommandResult {
-        try await Self.run(argv, in: pid1, timeout: timeout)
+        guard isRunning else { throw HarnessError("the container \(machine) is not running (powered off); cannot run \(argv.joined(separator: " "))") }
+        return try await Self.run(argv, in: pid1, timeout: timeout)
     }
 
     private static func run(_ argv: [String], in pid1: Int32, timeout: Duration = .seconds(60)) async throws -> CommandResult {
