@@ -42,8 +42,17 @@ extension IntegrationSuites.SystemManagerTests {
     }
 
     static func isActiveAndForeground(_ status: [String: String]) -> Bool {
-        status["ActiveState"] == "active" && status["StatusText"]?.hasPrefix(activeStatus) == true
-            && status["StatusText"]?.contains("session locked") == false
+        guard status["ActiveState"] == "active", let text = status["StatusText"] else { return false }
+        return withoutCause(text).hasPrefix(activeStatus) && !text.contains("session locked")
+    }
+
+    /// `STATUS=` without the cause after the state: `active (resume) · 4 services` reads as
+    /// `active · 4 services`.
+    static func withoutCause(_ text: String) -> String {
+        guard let open = text.firstIndex(of: "("), let close = text.firstIndex(of: ")"), open < close,
+            text[..<open].hasSuffix(" "), !text[..<open].dropLast().contains(" "), text[text.index(after: close)...].hasPrefix(" · ")
+        else { return text }
+        return String(text[..<text.index(before: open)]) + String(text[text.index(after: close)...])
     }
 
     static func isBackgroundAndLocked(_ status: [String: String]) -> Bool {

@@ -1,0 +1,110 @@
+import AppHostTestSupport
+import Foundation
+import Testing
+
+// logind's sleep under systemd as PID 1 with the real logind and polkitd: the daemon's delay
+// inhibitors, a suspend (of the container only: SystemManager+Power) that gives every service its
+// background before logind starts systemd-suspend.service and its foreground after, and a
+// service that hangs, which is named while the inhibitor is released before logind's limit.
+extension IntegrationSuites.SystemManagerTests {
+    /// The daemon's lines of `systemd-inhibit --list`.
+    static func daemonInhibitors(_ system: SystemManager) async throws -> [Substring] {
+        try await system.inhibitors().split(separator: "\n").filter { $0.hasPrefix("apphostd ") }
+    }
+
+    /// Waits (bounded) until the daemon holds its two delay inhibitors; returns its lines.
+    @discardableResult
+    static func waitForInhibitors(_ system: SystemManager) async throws -> [Substring] {
+        var lines: [Substring] = []
+        let held = try await eventually(timeout: .seconds(20), every: .milliseconds(100)) {
+            lines = try await daemonInhibitors(system)
+            return lines.contains { $0.contains(" sleep ") && $0.hasSuffix(" delay") }
+                && lines.contains { $0.contains(" shutdown ") && $0.hasSuffix(" delay") }
+        }
+        guard held else {
+            throw HarnessError("the daemon's two delay inhibitors are not listed: \(lines)\n\(await system.journalText(unit: unit))")
+        }
+        return lines
+    }
+
+    /// When `record` was sent: the kernel's timestamp of the datagram journald received
+    /// (`_SOURCE_REALTIME_TIMESTAMP`), else journald's own; one clock for every process.
+    static func sentAt(_ record: [String: String]) -> Int64? {
+        (record["_SOURCE_REALTIME_TIMESTAMP"] ?? record["__REALTIME_TIMESTAMP"]).flatMap { Int64($0) }
+    }
+
+    // Fails on a daemon without the logind edge: nothing is listed.
+    @Test("the daemon holds a delay inhibitor for sleep and one for shutdown, under its name, with a reason an operator understands")
+    func theDaemonHoldsItsInhibitors() async throws {
+        let system = try Self.system()
+        try await Self.ensureActive(system)
+        let lines = try await Self.waitForInhibitors(system)
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.contains { $0.contains("saves its services' state before the machine sleeps") }, "\(lines)")
+        #expect(lines.contains { $0.contains("saves its services' state before the machine shuts down") }, "\(lines)")
+    }
+
+    // Fails on a daemon that does not follow PrepareForSleep: no request with cause sleep.
+    @Test("systemctl suspend: every service gets its background (cause sleep) before logind starts systemd-suspend.service, logind never reaches its limit, and after the resume the daemon is in the foreground (cause resume), a new inhibitor held and the sleep counted")
+    func aSuspendSavesBeforeTheSleep() async throws {
+        let system = try Self.system()
+        try await Self.ensureActive(system)
+        try await Self.waitForInhibitors(system)
+        let invocation = try await Self.invocation(system)
+        let sleep = try await system.suspend()
+        let daemon = sleep.records.filter { $0["_SYSTEMD_INVOCATION_ID"] == invocation }
+        // The logger's audit trail: both background events of the request, with its cause.
+        let background = daemon.filter { $0["EVENT"] == "didEnterBackground" && $0["CAUSE"] == "sleep" }
+        #expect(background.count == 1, "\(sleep.text)")
+        #expect(daemon.contains { $0["EVENT"] == "willResignActive" && $0["CAUSE"] == "sleep" }, "\(sleep.text)")
+        let ready = try #require(daemon.first { $0["MESSAGE"]?.hasPrefix("ready for sleep after ") == true }, "\(sleep.text)")
+        // logind went on when the daemon released its inhibitor, not at its limit.
+        #expect(!sleep.records.contains { $0["MESSAGE"]?.contains("inhibitor timeout is reached") == true }, "\(sleep.text)")
+        let suspendStart = try #require(sleep.records.first { $0["UNIT"] == "systemd-suspend.service" && $0["_PID"] == "1" }, "\(sleep.text)")
+        let readyAt = try #require(Self.sentAt(ready)), suspendAt = try #require(Self.sentAt(suspendStart))
+        #expect(readyAt < suspendAt, "the daemon was ready \(readyAt) before systemd-suspend.service started \(suspendAt)")
+        // Before: in the background because of the sleep; after: back, because of the resume.
+        let resumed = try await Self.waitForStatus(system, "the daemon back in the foreground after the resume") {
+            $0["StatusText"]?.hasPrefix("active (resume) · 4 services") == true
+        }
+        #expect(resumed["ActiveState"] == "active", "\(resumed)")
+        try await Self.waitForInhibitors(system)
+        // Analytics flushes on the next background: one sleep.
+        try await system.systemctl("kill", "-s", "SIGRTMIN+1", Self.unit)
+        try await Self.waitForStatus(system, "the daemon in the background") { $0["StatusText"]?.hasPrefix("background · 4 services") == true }
+        let report = try await Self.analytics(system)
+        #expect(report["sleeps"] as? Int ?? 0 >= 1, "\(report)")
+        try await Self.ensureActive(system)
+    }
+
+    // Fails on a daemon that waits for its hooks whatever logind's limit: logind then logs that
+    // its inhibitor timeout was reached.
+    @Test("a service that hangs in didEnterBackground: the daemon releases its inhibitor before logind's limit and names the service")
+    func aHangingServiceIsNamedAndTheSleepGoesOn() async throws {
+        let system = try Self.system()
+        try await Self.ensureActive(system)
+        let hang = """
+              - name: sleepy
+                type: probe
+                deadline: 10s
+                settings:
+                  faults:
+                    - { hook: didEnterBackground, action: hang, duration: 6s }
+
+            """
+        try await Self.withAFifthService(system, entry: hang) {
+            try await Self.waitForInhibitors(system)
+            let invocation = try await Self.invocation(system)
+            let sleep = try await system.suspend()
+            let daemon = sleep.records.filter { $0["_SYSTEMD_INVOCATION_ID"] == invocation }
+            let released = try #require(daemon.first { $0["MESSAGE"]?.hasPrefix("released the sleep inhibitor after ") == true }, "\(sleep.text)")
+            #expect(released["MESSAGE"]?.contains("sleepy is still inside applicationDidEnterBackground") == true, "\(released)")
+            #expect(!sleep.records.contains { $0["MESSAGE"]?.contains("inhibitor timeout is reached") == true }, "\(sleep.text)")
+            #expect(sleep.duration < .seconds(5), "logind waits 2s at most, and the daemon released before: \(sleep.duration)")
+            // The hang ends, the resume brings the daemon back.
+            try await Self.waitForStatus(system, "the daemon back in the foreground after the hang", timeout: .seconds(30)) {
+                $0["StatusText"]?.hasPrefix("active (resume) · 5 services") == true
+            }
+        }
+    }
+}
