@@ -116,7 +116,14 @@ struct HostLoop {
                     _ = take(input, group: &group)
                     // A lock change, restorable bytes or a change of health outside any request:
                     // a request of its own.
-                    if !sessionLockChanges.isEmpty || restorable.hasStaged || isHealthCheckDue { await finishRequest(group: &group) }
+                    if let cause = sessionLockChanges.first?.cause {
+                        // The machine asked (logind's screen lock): a request with its cause.
+                        var context = ServiceContext.forRequest(nil)
+                        context.hostRequestCause = cause
+                        await ServiceContext.withValue(context) { await finishRequest(group: &group) }
+                    } else if !sessionLockChanges.isEmpty || restorable.hasStaged || isHealthCheckDue {
+                        await finishRequest(group: &group)
+                    }
                 }
             }
         }

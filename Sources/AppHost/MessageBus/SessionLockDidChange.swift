@@ -5,10 +5,14 @@ public struct SessionLockDidChange: Sendable, Hashable {
     public let isLocked: Bool
     /// Why, for logs and notifications ("entered background", "secret unreadable").
     public let reason: String
+    /// Why the machine asked, when it did (`screen-lock`: logind's screen lock); the host's
+    /// request for the change carries it (`ServiceContext.hostRequestCause`).
+    public let cause: String?
 
-    /// A lock (`isLocked`) or unlock, for `reason`.
-    public init(isLocked: Bool, reason: String) {
+    /// A lock (`isLocked`) or unlock, for `reason`; `cause` when the machine asked for it.
+    public init(isLocked: Bool, reason: String, cause: String? = nil) {
         self.isLocked = isLocked
         self.reason = reason
+        self.cause = cause
     }
 }

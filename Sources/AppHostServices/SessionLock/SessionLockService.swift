@@ -6,7 +6,10 @@ import Logging
 import Synchronization
 
 /// Locks the session when the application goes to the background and unlocks it when it comes
-/// back, like a phone's lock screen.
+/// back, like a phone's lock screen; and, where logind is followed, while the screen of the
+/// session the daemon watches is locked (`ScreenLockDidChange`). The session is locked while
+/// either rule says so, and unlocks only when neither does: a screen unlock never undoes a
+/// background lock, nor a foreground a screen lock.
 ///
 /// Locking wipes the in-memory secret and publishes `SessionLockDidChange`, which the host turns
 /// into `applicationProtectedDataWillBecomeUnavailable`; unlocking re-reads the secret first and
@@ -36,12 +39,17 @@ public final class SessionLockService: ApplicationService {
         case foreground
         case graceElapsed(generation: Int)
         case hostUnlocked
+        case screen(locked: Bool)
     }
 
-    private struct State {
+    struct State {
         var secret: SessionSecret?
         var isLocked = false
         var problem: String?
+        /// The background rule: in the background (its lock may still wait for the grace period).
+        var isInBackground = false
+        /// The screen rule: the watched logind session's screen is locked.
+        var isScreenLocked = false
     }
 
     /// How long after entering the background the session locks.
@@ -49,9 +57,9 @@ public final class SessionLockService: ApplicationService {
     /// Where the secret comes from.
     let source: SecretSource
     private let environment: [String: String]?
-    private let state = Mutex(State())
-    private let requests: AsyncStream<Request>
-    private let requestSink: AsyncStream<Request>.Continuation
+    let state = Mutex(State())
+    let requests: AsyncStream<Request>
+    let requestSink: AsyncStream<Request>.Continuation
 
     /// Builds the service from its settings section.
     public convenience init(configuration: ServiceSection) throws(ConfigurationError) {
@@ -124,6 +132,7 @@ public final class SessionLockService: ApplicationService {
     /// run loop to lock after the grace period.
     public func applicationDidEnterBackground(_ application: ApplicationHandle) async throws {
         if gracePeriod <= .zero {
+            state.withLock { $0.isInBackground = true }
             lock(application, reason: "entered background")
         } else {
             requestSink.yield(.background)
@@ -134,7 +143,12 @@ public final class SessionLockService: ApplicationService {
     /// pending lock and to unlock.
     public func applicationWillEnterForeground(_ application: ApplicationHandle) async throws {
         if gracePeriod <= .zero {
-            unlock(application)
+            let isScreenLocked = state.withLock { state in
+                state.isInBackground = false
+                return state.isScreenLocked
+            }
+            // The screen rule still says locked: the session stays so until the screen unlocks.
+            if !isScreenLocked { unlock(application, reason: "entered foreground") }
         } else {
             requestSink.yield(.foreground)
         }
@@ -165,73 +179,9 @@ public final class SessionLockService: ApplicationService {
         secret?.wipe()
     }
 
-    /// Applies lock requests in order and runs the grace timer.
-    public func run(_ application: ApplicationHandle) async throws {
-        if let problem = state.withLock({ $0.isLocked ? $0.problem : nil }) {
-            application.bus.publish(SessionLockDidChange(isLocked: true, reason: "secret unavailable: \(problem)"))
-            publishStatus(application, pending: false)
-        }
-        let requestSink = self.requestSink
-        let gracePeriod = self.gracePeriod
-        await withDiscardingTaskGroup { timers in
-            var generation = 0
-            // The pending grace timer's stop: finishing it ends the timer before it fires.
-            var pendingLock: AsyncStream<Never>.Continuation?
-            defer { pendingLock?.finish() }
-            for await request in requests {
-                switch request {
-                case .background:
-                    generation += 1
-                    if gracePeriod <= .zero {
-                        lock(application, reason: "entered background")
-                    } else if !isLocked {
-                        let scheduled = generation
-                        pendingLock?.finish()
-                        let (stop, stopper) = AsyncStream<Never>.makeStream()
-                        pendingLock = stopper
-                        timers.addTask {
-                            await Self.graceTimer(gracePeriod, until: stop) { requestSink.yield(.graceElapsed(generation: scheduled)) }
-                        }
-                        application.logger.debug("session locks in \(gracePeriod.configText) unless the application returns")
-                        publishStatus(application, pending: true)
-                    }
-                case .graceElapsed(let scheduled):
-                    guard scheduled == generation, pendingLock != nil else { continue }
-                    pendingLock = nil
-                    lock(application, reason: "entered background \(gracePeriod.configText) ago")
-                case .foreground:
-                    generation += 1
-                    if let stopper = pendingLock {
-                        stopper.finish()
-                        pendingLock = nil
-                        application.logger.debug("returned within the grace period; lock cancelled")
-                        publishStatus(application, pending: false)
-                    }
-                    unlock(application)
-                case .hostUnlocked:
-                    reloadAfterExternalUnlock(application)
-                }
-            }
-        }
-    }
-
-    /// Sleeps `period` and then calls `elapsed`, unless `stop` ends first: then the sleep is
-    /// cancelled at once, so a return to the foreground leaves no timer behind.
-    private static func graceTimer(_ period: Duration, until stop: AsyncStream<Never>, elapsed: @Sendable () -> Void) async {
-        await withTaskGroup(of: Bool.self) { race in
-            race.addTask { (try? await Task.sleep(for: period)) != nil }
-            race.addTask {
-                for await _ in stop {}
-                return false
-            }
-            if await race.next() == true { elapsed() }
-            race.cancelAll()
-        }
-    }
-
     // MARK: Lock and unlock
 
-    private func lock(_ application: ApplicationHandle, reason: String) {
+    func lock(_ application: ApplicationHandle, reason: String, cause: String? = nil) {
         let outcome = state.withLock { state -> (changed: Bool, secret: SessionSecret?) in
             guard !state.isLocked else { return (false, nil) }
             state.isLocked = true
@@ -241,15 +191,15 @@ public final class SessionLockService: ApplicationService {
         outcome.secret?.wipe()
         guard outcome.changed else { return }
         application.logger.info("session locked: \(reason)")
-        application.bus.publish(SessionLockDidChange(isLocked: true, reason: reason))
+        application.bus.publish(SessionLockDidChange(isLocked: true, reason: reason, cause: cause))
         publishStatus(application, pending: false)
     }
 
-    private func unlock(_ application: ApplicationHandle) {
+    func unlock(_ application: ApplicationHandle, reason: String, cause: String? = nil) {
         guard isLocked else { return }
         if reloadSecret(application, failure: "session stays locked: the secret") {
-            application.logger.info("session unlocked: entered foreground")
-            application.bus.publish(SessionLockDidChange(isLocked: false, reason: "entered foreground"))
+            application.logger.info("session unlocked: \(reason)")
+            application.bus.publish(SessionLockDidChange(isLocked: false, reason: reason, cause: cause))
         } else if let problem = state.withLock({ $0.problem }) {
             // Still locked; the message carries why, for the host's status line.
             application.bus.publish(SessionLockDidChange(isLocked: true, reason: "secret unavailable: \(problem)"))
@@ -257,7 +207,7 @@ public final class SessionLockService: ApplicationService {
         publishStatus(application, pending: false)
     }
 
-    private func reloadAfterExternalUnlock(_ application: ApplicationHandle) {
+    func reloadAfterExternalUnlock(_ application: ApplicationHandle) {
         guard isLocked else { return }
         _ = reloadSecret(application, failure: "the session was unlocked elsewhere, but the secret")
         publishStatus(application, pending: false)
@@ -281,7 +231,7 @@ public final class SessionLockService: ApplicationService {
         }
     }
 
-    private func publishStatus(_ application: ApplicationHandle, pending: Bool) {
+    func publishStatus(_ application: ApplicationHandle, pending: Bool) {
         let snapshot = state.withLock { (isLocked: $0.isLocked, problem: $0.problem) }
         application.bus.publish(SessionLockStatus(isLocked: snapshot.isLocked, isLockPending: pending, problem: snapshot.problem))
         keepLockState(application)

@@ -1,0 +1,111 @@
+import AppHost
+
+// The run loop: lock requests applied in order, the grace timer, and the screen rule beside the
+// background rule.
+extension SessionLockService {
+    /// Applies lock requests in order, runs the grace timer, and follows the screen lock of the
+    /// logind session the daemon watches.
+    public func run(_ application: ApplicationHandle) async throws {
+        if let problem = state.withLock({ $0.isLocked ? $0.problem : nil }) {
+            application.bus.publish(SessionLockDidChange(isLocked: true, reason: "secret unavailable: \(problem)"))
+            publishStatus(application, pending: false)
+        }
+        // Subscribed in run, so that a run loop started again has a subscription of its own.
+        let screens = application.bus.subscribe(to: ScreenLockDidChange.self)
+        let requestSink = self.requestSink
+        let gracePeriod = self.gracePeriod
+        await withDiscardingTaskGroup { timers in
+            timers.addTask {
+                for await screen in screens { requestSink.yield(.screen(locked: screen.isLocked)) }
+            }
+            var generation = 0
+            // The pending grace timer's stop: finishing it ends the timer before it fires.
+            var pendingLock: AsyncStream<Never>.Continuation?
+            // When the pending lock is due, on a clock that counts the time asleep: a sleep
+            // longer than the grace period locks the session before the foreground that follows.
+            var lockDue: ContinuousClock.Instant?
+            defer { pendingLock?.finish() }
+            for await request in requests {
+                switch request {
+                case .background:
+                    generation += 1
+                    state.withLock { $0.isInBackground = true }
+                    if gracePeriod <= .zero {
+                        lock(application, reason: "entered background")
+                    } else {
+                        // Scheduled even while the screen holds the session locked: the
+                        // background rule keeps its own time, for a screen unlock within it.
+                        let scheduled = generation
+                        pendingLock?.finish()
+                        let (stop, stopper) = AsyncStream<Never>.makeStream()
+                        pendingLock = stopper
+                        lockDue = .now + gracePeriod
+                        timers.addTask {
+                            await Self.graceTimer(gracePeriod, until: stop) { requestSink.yield(.graceElapsed(generation: scheduled)) }
+                        }
+                        application.logger.debug("session locks in \(gracePeriod.configText) unless the application returns")
+                        publishStatus(application, pending: true)
+                    }
+                case .graceElapsed(let scheduled):
+                    guard scheduled == generation, pendingLock != nil else { continue }
+                    pendingLock = nil
+                    lockDue = nil
+                    lock(application, reason: "entered background \(gracePeriod.configText) ago")
+                case .foreground:
+                    generation += 1
+                    if let stopper = pendingLock {
+                        stopper.finish()
+                        pendingLock = nil
+                        if let due = lockDue, ContinuousClock.now >= due {
+                            // The grace period ran out while the machine slept.
+                            lock(application, reason: "entered background \(gracePeriod.configText) ago")
+                        } else {
+                            application.logger.debug("returned within the grace period; lock cancelled")
+                            publishStatus(application, pending: false)
+                        }
+                    }
+                    lockDue = nil
+                    let isScreenLocked = state.withLock { state in
+                        state.isInBackground = false
+                        return state.isScreenLocked
+                    }
+                    if !isScreenLocked { unlock(application, reason: "entered foreground") }
+                case .hostUnlocked:
+                    reloadAfterExternalUnlock(application)
+                case .screen(let locked):
+                    screenChanged(locked: locked, application, lockPending: pendingLock != nil)
+                }
+            }
+        }
+    }
+
+    /// The screen rule: a locked screen locks the session; an unlocked one unlocks it unless the
+    /// background rule still says locked (its lock done, not merely pending).
+    private func screenChanged(locked: Bool, _ application: ApplicationHandle, lockPending: Bool) {
+        let backgroundSaysLocked = state.withLock { state -> Bool in
+            state.isScreenLocked = locked
+            return state.isInBackground && !lockPending
+        }
+        if locked {
+            lock(application, reason: "screen locked", cause: "screen-lock")
+        } else if !backgroundSaysLocked {
+            unlock(application, reason: "screen unlocked", cause: "screen-lock")
+        } else if isLocked {
+            application.logger.info("screen unlocked; the session stays locked: the application is in the background")
+        }
+    }
+
+    /// Sleeps `period` and then calls `elapsed`, unless `stop` ends first: then the sleep is
+    /// cancelled at once, so a return to the foreground leaves no timer behind.
+    static func graceTimer(_ period: Duration, until stop: AsyncStream<Never>, elapsed: @Sendable () -> Void) async {
+        await withTaskGroup(of: Bool.self) { race in
+            race.addTask { (try? await Task.sleep(for: period)) != nil }
+            race.addTask {
+                for await _ in stop {}
+                return false
+            }
+            if await race.next() == true { elapsed() }
+            race.cancelAll()
+        }
+    }
+}
