@@ -49,6 +49,23 @@ struct ConfigurationLoaderTests {
         #expect(errors?.errors.map(\.keyPath) == ["host.logind"])
     }
 
+    @Test("host.logind-session: auto by default, user:NAME, or a session id; anything else is refused with what to write", arguments: [
+        ("user:tester", "user:tester"), ("c1", "c1"), ("3", "3"), ("auto", "auto"),
+    ])
+    func logindSessionSetting(text: String, read: String) throws {
+        let configuration = try loader.load(text: "host:\n  logind-session: \(text)\nservices:\n  - logger\n", file: "l.yaml")
+        #expect(configuration.logindSession.description == read)
+        #expect(try loader.load(text: "services:\n  - logger\n", file: "l.yaml").logindSession == .auto)
+    }
+
+    @Test(arguments: ["user:", "user:Root", "3/4", "", "seat0 "])
+    func logindSessionRefused(text: String) throws {
+        let errors = #expect(throws: InvalidConfiguration.self) {
+            try loader.load(text: "host:\n  logind-session: \"\(text)\"\nservices:\n  - logger\n", file: "l.yaml")
+        }
+        #expect(errors?.errors.first?.message.contains("names no session") == true, "\(String(describing: errors))")
+    }
+
     @Test func everyKeyIsRead() throws {
         let text = """
             host:

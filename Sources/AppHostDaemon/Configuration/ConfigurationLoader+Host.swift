@@ -34,6 +34,22 @@ extension ConfigurationLoader {
         if let logind = problems.read({ () throws(ConfigurationError) in try host.bool("logind") }) {
             configuration.followsLogind = logind
         }
+        // A session id may be written bare (`logind-session: 3`): YAML makes that an integer.
+        let sessionText: String? = if case .int(let id)? = host.values["logind-session"], id >= 0 {
+            String(id)
+        } else {
+            problems.read { () throws(ConfigurationError) in try host.string("logind-session") }
+        }
+        if let text = sessionText {
+            if let session = LogindEdge.WatchedSession(text) {
+                configuration.logindSession = session
+            } else {
+                problems.record(host.error(
+                    "logind-session", "\"\(text)\" names no session",
+                    hint: "auto (the unit's user's display session, or seat0's active one), user:NAME, or a session id such as 3 or c1 (loginctl list-sessions)"
+                ))
+            }
+        }
     }
 
     func metrics(_ section: ServiceSection, problems: inout ConfigurationErrorCollector) -> DaemonConfiguration.Metrics {

@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSystemd
 import Logging
 
 /// The daemon's whole config file (`apphostd.yaml`), loaded and validated.
@@ -117,6 +118,9 @@ public struct DaemonConfiguration: Sendable {
     /// Whether the daemon follows logind's sleep and shutdown (`host.logind`, on by default;
     /// without logind it says so once and runs on).
     public internal(set) var followsLogind = true
+    /// Whose screen lock the session-lock service follows (`host.logind-session`: `auto`,
+    /// `user:NAME` or a session id).
+    public internal(set) var logindSession: LogindEdge.WatchedSession = .auto
     /// The services, in registration order.
     public internal(set) var services: [ServiceEntry]
 

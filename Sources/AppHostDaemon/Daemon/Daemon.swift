@@ -128,7 +128,7 @@ struct Daemon: Sendable {
                 "watchdog": "\(watchdog?.summary ?? "off")",
                 "restorable_state": "\(restorable.fileDescriptorStore.summary); \(restorable.path)",
                 "metrics": "\(metrics.map { "\($0.path) (daemon=\"\($0.factory.daemon)\")" } ?? "off (no host.metrics.textfile)")",
-                "logind": "\(configuration.followsLogind ? "followed (sleep, shutdown)" : "off (host.logind: false)")",
+                "logind": "\(configuration.followsLogind ? "followed (sleep, shutdown, the screen lock of \(configuration.logindSession))" : "off (host.logind: false)")",
             ]
         )
 
@@ -160,6 +160,7 @@ struct Daemon: Sendable {
             let logind = LogindEdge(
                 host: host, who: identity.commandName, logger: logger, on: edge,
                 startAfter: { _ = try? await host.launched() },
+                session: configuration.logindSession,
                 save: { restorable.writePending() }
             )
             services.append(.init(service: logind, successTerminationBehavior: .ignore, serviceName: "logind"))

@@ -30,19 +30,24 @@ public struct LogindEdge: Service {
     let loop: EdgeEventLoop?
     let startAfter: (@Sendable () async -> Void)?
     let save: @Sendable () async -> Void
+    /// Whose screen lock is followed; nil: none.
+    let session: WatchedSession?
 
     /// Follows logind for `host`, on an event loop of its own; `save` returns once the
     /// restorable state is on disk (`RestorableStateFiles.writePending()`).
-    public init(host: PluggableApplicationHost, who: String, logger: Logger, save: @escaping @Sendable () async -> Void = {}) {
-        self.init(host: host, who: who, logger: logger, on: nil, save: save)
+    /// `session`: whose screen lock the session-lock service follows (`ScreenLockDidChange`);
+    /// nil: none.
+    public init(host: PluggableApplicationHost, who: String, logger: Logger, session: WatchedSession? = .auto, save: @escaping @Sendable () async -> Void = {}) {
+        self.init(host: host, who: who, logger: logger, on: nil, session: session, save: save)
     }
 
-    /// Like `init(host:who:logger:save:)`, on `loop` (the daemon's edge loop), from when
+    /// Like `init(host:who:logger:session:save:)`, on `loop` (the daemon's edge loop), from when
     /// `startAfter` returns (the launch: the bus stays off the way to `READY=1`).
     package init(
         host: PluggableApplicationHost, who: String, logger: Logger, on loop: EdgeEventLoop?,
-        startAfter: (@Sendable () async -> Void)? = nil, save: @escaping @Sendable () async -> Void = {}
+        startAfter: (@Sendable () async -> Void)? = nil, session: WatchedSession? = .auto, save: @escaping @Sendable () async -> Void = {}
     ) {
+        self.session = session
         self.host = host
         self.who = who
         self.logger = logger
