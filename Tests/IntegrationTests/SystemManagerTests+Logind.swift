@@ -108,3 +108,43 @@ extension IntegrationSuites.SystemManagerTests {
         }
     }
 }
+
+extension IntegrationSuites.SystemManagerTests {
+    // Fails on a daemon that does not follow the session's screen lock: STATUS= never says so.
+    @Test("loginctl lock-session on the session the config names (user:tester): the session locks (STATUS= says screen locked, a notification is redacted), and unlock-session unlocks it")
+    func aScreenLockLocksTheSession() async throws {
+        let system = try Self.system()
+        try await Self.ensureActive(system)
+        let probe = """
+              - name: witness
+                type: probe
+
+            """
+        try await Self.withAFifthService(system, host: "  logind-session: user:\(SystemManager.testUser)\n", entry: probe) {
+            let invocation = try await Self.invocation(system)
+            let cursor = try await system.journalCursor()
+            // The daemon started before the session: it follows it once logind says it is there.
+            let session = try await system.openSession(user: SystemManager.testUser)
+            try await Self.waitForJournal(system, "the daemon following session \(session)", matches: ["_SYSTEMD_INVOCATION_ID=\(invocation)"], after: cursor) {
+                $0["MESSAGE"]?.hasPrefix("following the screen lock of logind session \(session) ") == true
+            }
+            try await system.lockSession(session)
+            let locked = try await Self.waitForStatus(system, "the session locked by the screen") {
+                $0["StatusText"]?.contains("session locked (screen locked)") == true
+            }
+            #expect(locked["StatusText"]?.hasPrefix("active") == true, "the screen lock moves nothing: \(locked)")
+            let warned = try await system.journalCursor()
+            try await system.systemctl("kill", "-s", "SIGRTMIN+18", Self.unit)
+            try await Self.waitForJournal(system, "a redacted notification", matches: ["_SYSTEMD_INVOCATION_ID=\(invocation)"], after: warned) {
+                $0["NOTIFICATION_REDACTED"] == "true"
+            }
+            let records = try await system.journal(["_SYSTEMD_INVOCATION_ID=\(invocation)"], after: cursor)
+            #expect(records.contains { $0["EVENT"] == "protectedDataWillBecomeUnavailable" && $0["CAUSE"] == "screen-lock" }, "\(records.suffix(20).map(SystemManager.line))")
+            try await system.unlockSession(session)
+            try await Self.waitForStatus(system, "the session unlocked with the screen") {
+                $0["StatusText"]?.hasPrefix("active · 5 services") == true && $0["StatusText"]?.contains("session locked") == false
+            }
+            try await system.closeSession(session)
+        }
+    }
+}

@@ -34,6 +34,7 @@ extension LogindClient {
         }
         events.yield(.logindFound(delayMax: delayMax))
         takeInhibitorsNow()
+        resolveSession()
     }
 
     /// `NameOwnerChanged(org.freedesktop.login1, old, new)`: logind came (again), or went.

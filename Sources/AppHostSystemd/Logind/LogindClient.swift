@@ -38,6 +38,12 @@ final class LogindClient: @unchecked Sendable {
         case unavailable(reason: String)
         /// The system bus went away; a new connection follows.
         case lost(reason: String)
+        /// The screen lock of this session is followed now.
+        case watching(session: String)
+        /// No session to follow (none of that user, none active on seat0).
+        case noSession(reason: String)
+        /// The followed session's screen locked or unlocked (`Lock`, `Unlock`, `LockedHint`).
+        case screen(locked: Bool, session: String)
     }
 
     static let destination = "org.freedesktop.login1"
@@ -63,16 +69,23 @@ final class LogindClient: @unchecked Sendable {
     private var asking: Set<Inhibition> = []
     /// While logind waits for an inhibitor: since when, and the timer that releases it.
     private var waiting: [Inhibition: (since: ContinuousClock.Instant, timer: OpaquePointer)] = [:]
-    private var bus: OpaquePointer?
+    private(set) var bus: OpaquePointer?
     private var isFinished = false
+    /// Whose screen lock is followed; nil: none.
+    let watched: LogindEdge.WatchedSession?
+    /// The session followed now: its object path and id, and the matches on it.
+    var session: (path: String, id: String, slots: [OpaquePointer])?
+    /// The logind user whose display session is being asked for.
+    var pendingUser: String?
 
-    init(who: String, events: AsyncStream<Event>.Continuation, deadlinePassed: @escaping @Sendable (Inhibition, Duration) -> Void) {
+    init(who: String, watching watched: LogindEdge.WatchedSession?, events: AsyncStream<Event>.Continuation, deadlinePassed: @escaping @Sendable (Inhibition, Duration) -> Void) {
+        self.watched = watched
         self.who = who
         self.events = events
         self.deadlinePassed = deadlinePassed
     }
 
-    private var context: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+    var context: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
     /// When the inhibitor is released at the latest: a margin before logind gives up on it, so
     /// that logind never reaches its timeout on the daemon's account.
@@ -101,6 +114,11 @@ final class LogindClient: @unchecked Sendable {
             return 0
         }, nil, context)
         guard result >= 0 else { return result }
+        // The matches on the session belonged to the old connection.
+        for slot in session?.slots ?? [] { sd_bus_slot_unref(slot) }
+        session = nil
+        result = followSessionChanges(bus)
+        guard result >= 0 else { return result }
         return askDelayMax(bus)
     }
 
@@ -117,6 +135,8 @@ final class LogindClient: @unchecked Sendable {
     func finish() {
         isFinished = true
         for what in Inhibition.allCases { close(what) }
+        for slot in session?.slots ?? [] { sd_bus_slot_unref(slot) }
+        session = nil
         events.finish()
     }
 

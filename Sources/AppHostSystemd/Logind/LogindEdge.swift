@@ -74,7 +74,7 @@ public struct LogindEdge: Service {
         }
         let (events, sink) = AsyncStream<LogindClient.Event>.makeStream()
         let metrics = LogindMetrics(factory: host.metricsFactory)
-        let client = LogindClient(who: who, events: sink) { [host, logger] what, waited in
+        let client = LogindClient(who: who, watching: session, events: sink) { [host, logger] what, waited in
             metrics.recordRelease(what, after: waited)
             Self.reportDeadline(what, waited: waited, host: host, logger: logger)
         }
@@ -109,6 +109,9 @@ public struct LogindEdge: Service {
 
     private func follow(_ events: AsyncStream<LogindClient.Event>, client: LogindClient, loop: EdgeEventLoop, metrics: LogindMetrics) async {
         var saidMissing = false
+        var saidNoSession = false
+        /// The followed screen's lock as last published; nil before the first answer.
+        var screenLocked: Bool?
         var refused: Set<LogindClient.Inhibition> = []
         /// The state before each preparation, to return to afterwards.
         var before: [LogindClient.Inhibition: ApplicationState] = [:]
@@ -150,6 +153,24 @@ public struct LogindEdge: Service {
                 logger.notice("logind not followed: the system bus went away (\(reason)); sleep and shutdown reach the services only by signal")
             case .lost(let reason):
                 logger.notice("logind: lost the system bus (\(reason)); connecting again")
+            case .watching(let id):
+                saidNoSession = false
+                logger.notice("following the screen lock of logind session \(id) (host.logind-session: \(session.map { "\($0)" } ?? "none"))")
+            case .noSession(let reason):
+                if !saidNoSession {
+                    logger.notice("no logind session's screen lock to follow (\(reason)); followed once there is one")
+                }
+                saidNoSession = true
+                if screenLocked == true { host.bus.publish(ScreenLockDidChange(isLocked: false, session: "")) }
+                screenLocked = nil
+            case .screen(let locked, let id):
+                guard screenLocked != locked else { continue }
+                // Not locked at the start: nothing to say.
+                if screenLocked != nil || locked {
+                    logger.info("the screen of logind session \(id) is \(locked ? "locked" : "unlocked")", metadata: ["cause": "screen-lock"])
+                    host.bus.publish(ScreenLockDidChange(isLocked: locked, session: id))
+                }
+                screenLocked = locked
             }
         }
     }

@@ -1,0 +1,266 @@
+import CSystemd
+import Glibc
+
+// The screen lock of one logind session: which session (`LogindEdge.WatchedSession`), found
+// again whenever sessions come and go or seat0 switches, and its `Lock`, `Unlock` and
+// `LockedHint`. Every call is asynchronous: the loop never waits for logind.
+extension LogindClient {
+    static let sessionInterface = "org.freedesktop.login1.Session"
+    static let seat0 = "/org/freedesktop/login1/seat/seat0"
+
+    /// `SessionNew`, `SessionRemoved` and seat0's `PropertiesChanged` (its active session): the
+    /// session to follow may have changed. A `User`'s `Display` has no change signal of its own.
+    func followSessionChanges(_ bus: OpaquePointer) -> Int32 {
+        guard watched != nil else { return 0 }
+        let changed: sd_bus_message_handler_t = { _, userdata, _ in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().resolveSession()
+            return 0
+        }
+        for member in ["SessionNew", "SessionRemoved"] {
+            let result = sd_bus_match_signal_async(bus, nil, Self.destination, Self.path, Self.manager, member, changed, nil, context)
+            guard result >= 0 else { return result }
+        }
+        return sd_bus_match_signal_async(bus, nil, Self.destination, Self.seat0, "org.freedesktop.DBus.Properties", "PropertiesChanged", changed, nil, context)
+    }
+
+    /// Finds the session to follow, then follows it.
+    func resolveSession() {
+        guard let watched, let bus else { return }
+        switch watched {
+        case .id(let id):
+            _ = callManager(bus, "GetSession", string: id) { reply, userdata, _ in
+                Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().sessionPathAnswered(reply, what: "no session")
+                return 0
+            }
+        case .user(let name):
+            guard let uid = Self.uid(of: name) else {
+                events.yield(.noSession(reason: "no user \(name) on this machine"))
+                return
+            }
+            askUser(bus, uid: uid)
+        case .auto:
+            var unit: UnsafeMutablePointer<CChar>?
+            if sd_pid_get_user_unit(0, &unit) >= 0 {
+                // A user unit: its own user's display session.
+                free(unit)
+                askUser(bus, uid: getuid())
+            } else {
+                _ = getProperty(bus, Self.seat0, "org.freedesktop.login1.Seat", "ActiveSession") { reply, userdata, _ in
+                    Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().sessionStructAnswered(reply, what: "no active session on seat0")
+                    return 0
+                }
+            }
+        }
+    }
+
+    private func askUser(_ bus: OpaquePointer, uid: uid_t) {
+        var call: OpaquePointer?
+        guard sd_bus_message_new_method_call(bus, &call, Self.destination, Self.path, Self.manager, "GetUser") >= 0, let call else { return }
+        defer { sd_bus_message_unref(call) }
+        var value = UInt32(uid)
+        guard sd_bus_message_append_basic(call, CChar(UInt8(ascii: "u")), &value) >= 0 else { return }
+        _ = sd_bus_call_async(bus, nil, call, { reply, userdata, _ in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().userAnswered(reply)
+            return 0
+        }, context, 0)
+    }
+
+    private func userAnswered(_ reply: OpaquePointer?) {
+        guard let bus, let path = objectPath(reply, what: "no logind user (no session of that user)") else { return }
+        _ = getProperty(bus, path, "org.freedesktop.login1.User", "Display") { reply, userdata, _ in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().displayAnswered(reply, user: true)
+            return 0
+        }
+        pendingUser = path
+    }
+
+    /// The user's `Display`; without one, their newest session (the last of `Sessions`).
+    private func displayAnswered(_ reply: OpaquePointer?, user: Bool) {
+        guard let bus, let userPath = pendingUser else { return }
+        if let path = sessionStruct(reply), path != "/" {
+            follow(path)
+            return
+        }
+        _ = getProperty(bus, userPath, "org.freedesktop.login1.User", "Sessions") { reply, userdata, _ in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().sessionsAnswered(reply)
+            return 0
+        }
+    }
+
+    private func sessionsAnswered(_ reply: OpaquePointer?) {
+        guard Self.error(of: reply) == nil,
+            sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "a(so)") >= 0,
+            sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "a")), "(so)") >= 0
+        else { return unfollow("that user has no session") }
+        var newest: String?
+        while sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "r")), "so") > 0 {
+            var id: UnsafePointer<CChar>?
+            var path: UnsafePointer<CChar>?
+            guard sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "s")), &id) >= 0,
+                sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "o")), &path) >= 0,
+                sd_bus_message_exit_container(reply) >= 0
+            else { break }
+            if let path { newest = String(cString: path) }
+        }
+        if let newest { follow(newest) } else { unfollow("that user has no session") }
+    }
+
+    private func sessionStructAnswered(_ reply: OpaquePointer?, what: String) {
+        if let path = sessionStruct(reply), path != "/" { follow(path) } else { unfollow(what) }
+    }
+
+    private func sessionPathAnswered(_ reply: OpaquePointer?, what: String) {
+        if let path = objectPath(reply, what: what) { follow(path) }
+    }
+
+    /// A `(so)` property's path (`Display`, `ActiveSession`).
+    private func sessionStruct(_ reply: OpaquePointer?) -> String? {
+        guard Self.error(of: reply) == nil,
+            sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "(so)") >= 0,
+            sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "r")), "so") >= 0
+        else { return nil }
+        var id: UnsafePointer<CChar>?
+        var path: UnsafePointer<CChar>?
+        guard sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "s")), &id) >= 0,
+            sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "o")), &path) >= 0, let path
+        else { return nil }
+        return String(cString: path)
+    }
+
+    /// A method's `o` answer, or nil after saying why there is no session.
+    private func objectPath(_ reply: OpaquePointer?, what: String) -> String? {
+        if let (name, message) = Self.error(of: reply) {
+            unfollow("\(what): \(name): \(message)")
+            return nil
+        }
+        var path: UnsafePointer<CChar>?
+        guard sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "o")), &path) >= 0, let path else {
+            unfollow(what)
+            return nil
+        }
+        return String(cString: path)
+    }
+
+    // MARK: Following one session
+
+    /// Follows the session at `path` (nothing to do when it is the one followed): its `Lock`,
+    /// `Unlock` and `LockedHint`, then its id and current `LockedHint`.
+    private func follow(_ path: String) {
+        guard let bus, session?.path != path else { return }
+        for slot in session?.slots ?? [] { sd_bus_slot_unref(slot) }
+        session = nil
+        var slots: [OpaquePointer] = []
+        let lock: sd_bus_message_handler_t = { _, userdata, _ in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().screenChanged(locked: true)
+            return 0
+        }
+        let unlock: sd_bus_message_handler_t = { _, userdata, _ in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().screenChanged(locked: false)
+            return 0
+        }
+        let properties: sd_bus_message_handler_t = { message, userdata, _ in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().sessionPropertiesChanged(message)
+            return 0
+        }
+        for (interface, member, handler) in [(Self.sessionInterface, "Lock", lock), (Self.sessionInterface, "Unlock", unlock), ("org.freedesktop.DBus.Properties", "PropertiesChanged", properties)] {
+            var slot: OpaquePointer?
+            guard sd_bus_match_signal_async(bus, &slot, Self.destination, path, interface, member, handler, nil, context) >= 0, let slot else { continue }
+            slots.append(slot)
+        }
+        session = (path, "", slots)
+        _ = getProperty(bus, path, Self.sessionInterface, "Id") { reply, userdata, _ in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().sessionIDAnswered(reply)
+            return 0
+        }
+    }
+
+    private func sessionIDAnswered(_ reply: OpaquePointer?) {
+        var id: UnsafePointer<CChar>?
+        guard let bus, let current = session, Self.error(of: reply) == nil,
+            sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "s") >= 0,
+            sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "s")), &id) >= 0, let id
+        else { return }
+        session = (current.path, String(cString: id), current.slots)
+        events.yield(.watching(session: String(cString: id)))
+        _ = getProperty(bus, current.path, Self.sessionInterface, "LockedHint") { reply, userdata, _ in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().lockedHintAnswered(reply)
+            return 0
+        }
+    }
+
+    private func lockedHintAnswered(_ reply: OpaquePointer?) {
+        var hint: Int32 = 0
+        guard Self.error(of: reply) == nil, sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "b") >= 0,
+            sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "b")), &hint) >= 0
+        else { return }
+        screenChanged(locked: hint != 0)
+    }
+
+    /// `PropertiesChanged(Session, {LockedHint: b, …}, …)`.
+    private func sessionPropertiesChanged(_ message: OpaquePointer?) {
+        var interface: UnsafePointer<CChar>?
+        guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &interface) >= 0,
+            interface.map({ String(cString: $0) }) == Self.sessionInterface,
+            sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{sv}") >= 0
+        else { return }
+        while sd_bus_message_enter_container(message, CChar(UInt8(ascii: "e")), "sv") > 0 {
+            var key: UnsafePointer<CChar>?
+            guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &key) >= 0, let key else { return }
+            if String(cString: key) == "LockedHint" {
+                var hint: Int32 = 0
+                guard sd_bus_message_enter_container(message, CChar(UInt8(ascii: "v")), "b") >= 0,
+                    sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &hint) >= 0
+                else { return }
+                screenChanged(locked: hint != 0)
+                return
+            }
+            guard sd_bus_message_skip(message, "v") >= 0, sd_bus_message_exit_container(message) >= 0 else { return }
+        }
+    }
+
+    private func screenChanged(locked: Bool) {
+        guard let session, !session.id.isEmpty else { return }
+        events.yield(.screen(locked: locked, session: session.id))
+    }
+
+    private func unfollow(_ reason: String) {
+        for slot in session?.slots ?? [] { sd_bus_slot_unref(slot) }
+        session = nil
+        events.yield(.noSession(reason: reason))
+    }
+
+    // MARK: Calls
+
+    /// `Get(interface, name)` on `path`.
+    private func getProperty(_ bus: OpaquePointer, _ path: String, _ interface: String, _ name: String, _ answered: sd_bus_message_handler_t) -> Int32 {
+        var call: OpaquePointer?
+        var result = sd_bus_message_new_method_call(bus, &call, Self.destination, path, "org.freedesktop.DBus.Properties", "Get")
+        guard result >= 0, let call else { return result }
+        defer { sd_bus_message_unref(call) }
+        for argument in [interface, name] {
+            result = argument.withCString { sd_bus_message_append_basic(call, CChar(UInt8(ascii: "s")), $0) }
+            guard result >= 0 else { return result }
+        }
+        return sd_bus_call_async(bus, nil, call, answered, context, 0)
+    }
+
+    /// A manager method with one string argument.
+    private func callManager(_ bus: OpaquePointer, _ member: String, string: String, _ answered: sd_bus_message_handler_t) -> Int32 {
+        var call: OpaquePointer?
+        var result = sd_bus_message_new_method_call(bus, &call, Self.destination, Self.path, Self.manager, member)
+        guard result >= 0, let call else { return result }
+        defer { sd_bus_message_unref(call) }
+        result = string.withCString { sd_bus_message_append_basic(call, CChar(UInt8(ascii: "s")), $0) }
+        guard result >= 0 else { return result }
+        return sd_bus_call_async(bus, nil, call, answered, context, 0)
+    }
+
+    /// The uid of user `name`, from the passwd database.
+    static func uid(of name: String) -> uid_t? {
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwnam_r(name, &entry, &buffer, buffer.count, &found) == 0, found != nil else { return nil }
+        return entry.pw_uid
+    }
+}
