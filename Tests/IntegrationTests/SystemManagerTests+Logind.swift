@@ -148,3 +148,42 @@ extension IntegrationSuites.SystemManagerTests {
         }
     }
 }
+
+extension IntegrationSuites.SystemManagerTests {
+    // Fails on a daemon that says nothing (or says it for each inhibitor, or at every resume).
+    @Test("without polkitd (polkit.service masked) logind refuses the inhibitors: the daemon says so once, with what to install, holds none, and the signals work as ever")
+    func withoutPolkitTheDaemonSaysSoOnce() async throws {
+        let system = try Self.system()
+        try await Self.ensureActive(system)
+        try await system.systemctl("mask", "--now", "polkit.service")
+        do {
+            let cursor = try await system.journalCursor()
+            let restart = try await system.systemctl("restart", Self.unit, timeout: .seconds(120))
+            #expect(restart.succeeded, "\(restart)")
+            try await Self.ensureActive(system)
+            let invocation = try await Self.invocation(system)
+            let refused = "logind refused the delay inhibitors ("
+            let records = try await Self.waitForJournal(system, "the refusal", matches: ["_SYSTEMD_INVOCATION_ID=\(invocation)"], after: cursor) {
+                $0["MESSAGE"]?.hasPrefix(refused) == true
+            }
+            let line = records.first { $0["MESSAGE"]?.hasPrefix(refused) == true }?["MESSAGE"] ?? ""
+            #expect(line.contains("install polkitd"), "\(line)")
+            #expect(try await Self.daemonInhibitors(system).isEmpty)
+            // The signals work as ever; and by now both refusals have come.
+            try await system.systemctl("kill", "-s", "SIGRTMIN+1", Self.unit)
+            try await Self.waitForStatus(system, "the daemon in the background") { $0["StatusText"]?.hasPrefix("background · 4 services") == true }
+            try await Self.ensureActive(system)
+            let all = try await system.journal(["_SYSTEMD_INVOCATION_ID=\(invocation)"], after: cursor)
+            let refusals = all.filter { $0["MESSAGE"]?.hasPrefix("logind refused") == true }
+            #expect(refusals.count == 1, "said once: \(refusals.map(SystemManager.line))")
+        } catch {
+            try await system.systemctl("unmask", "polkit.service")
+            throw error
+        }
+        try await system.systemctl("unmask", "polkit.service")
+        let restart = try await system.systemctl("restart", Self.unit, timeout: .seconds(120))
+        #expect(restart.succeeded, "\(restart)")
+        try await Self.ensureActive(system)
+        try await Self.waitForInhibitors(system)
+    }
+}

@@ -30,7 +30,7 @@ final class LogindClient: @unchecked Sendable {
         /// logind is not on the bus: the inhibitors are taken once it appears.
         case logindMissing(reason: String)
         case inhibitorTaken(Inhibition)
-        /// logind refused the inhibitor; `accessDenied` when polkit said no (or was not there).
+        /// logind refused the inhibitor; `accessDenied` when polkit said no or was not there.
         case inhibitorRefused(Inhibition, reason: String, accessDenied: Bool)
         /// `PrepareForSleep(starting)` or `PrepareForShutdown(starting)`.
         case prepare(Inhibition, starting: Bool)
@@ -173,7 +173,10 @@ final class LogindClient: @unchecked Sendable {
         asking.remove(what)
         if let bus = sd_bus_message_get_bus(reply), sd_bus_is_open(bus) <= 0 { return }
         if let (name, message) = Self.error(of: reply) {
-            events.yield(.inhibitorRefused(what, reason: "\(name): \(message)", accessDenied: name == "org.freedesktop.DBus.Error.AccessDenied"))
+            // polkit said no, or is not there to ask (not installed, masked: logind passes on
+            // its activation's error).
+            let polkit = name == "org.freedesktop.DBus.Error.AccessDenied" || message.contains("polkit") || message.contains("PolicyKit")
+            events.yield(.inhibitorRefused(what, reason: "\(name): \(message)", accessDenied: polkit))
             return
         }
         var fd: Int32 = -1

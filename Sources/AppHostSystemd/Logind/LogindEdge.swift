@@ -113,6 +113,7 @@ public struct LogindEdge: Service {
         /// The followed screen's lock as last published; nil before the first answer.
         var screenLocked: Bool?
         var refused: Set<LogindClient.Inhibition> = []
+        var saidAccessDenied = false
         /// The state before each preparation, to return to afterwards.
         var before: [LogindClient.Inhibition: ApplicationState] = [:]
         /// When logind said the machine was about to sleep: the time asleep is counted from there.
@@ -132,12 +133,15 @@ public struct LogindEdge: Service {
                 refused.remove(what)
                 logger.debug("holding a delay inhibitor for \(what.rawValue)")
             case .inhibitorRefused(let what, let reason, let accessDenied):
-                // Said once per kind: a refusal that comes back after every resume says nothing new.
-                guard refused.insert(what).inserted else { continue }
-                let hint = accessDenied
-                    ? "; polkit decides: install polkitd (apt-get install polkitd), whose default rules let any user take a delay inhibitor"
-                    : ""
-                logger.warning("logind refused a delay inhibitor for \(what.rawValue) (\(reason)): the machine may \(what == .sleep ? "sleep" : "shut down") before the services saved their state\(hint)")
+                // Said once: a refusal that comes back after every resume, or for the other
+                // kind for the same reason (polkit), says nothing new.
+                guard refused.insert(what).inserted, !(accessDenied && saidAccessDenied) else { continue }
+                if accessDenied {
+                    saidAccessDenied = true
+                    logger.warning("logind refused the delay inhibitors (\(reason)): the machine may sleep or shut down before the services saved their state; polkit decides: install polkitd (apt-get install polkitd), whose default rules let any user take a delay inhibitor. The signals work as ever.")
+                } else {
+                    logger.warning("logind refused a delay inhibitor for \(what.rawValue) (\(reason)): the machine may \(what == .sleep ? "sleep" : "shut down") before the services saved their state")
+                }
             case .prepare(let what, starting: true):
                 before[what] = host.state
                 if what == .sleep { sleptAt = .now }
@@ -158,7 +162,8 @@ public struct LogindEdge: Service {
                 logger.notice("following the screen lock of logind session \(id) (host.logind-session: \(session.map { "\($0)" } ?? "none"))")
             case .noSession(let reason):
                 if !saidNoSession {
-                    logger.notice("no logind session's screen lock to follow (\(reason)); followed once there is one")
+                    // Usual on a server (auto, no one logged in); worth a notice when the config named one.
+                    logger.log(level: session == .auto ? .info : .notice, "no logind session's screen lock to follow (\(reason)); followed once there is one")
                 }
                 saidNoSession = true
                 if screenLocked == true { host.bus.publish(ScreenLockDidChange(isLocked: false, session: "")) }
