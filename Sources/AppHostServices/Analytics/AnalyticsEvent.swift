@@ -26,6 +26,8 @@ package struct AnalyticsEvent: Sendable, Hashable {
         case restart
         /// The machine slept for `seconds` (`MachineDidResume`).
         case sleep
+        /// The watched logind session's screen locked (`ScreenLockDidChange`).
+        case screenLock
     }
 
     /// Increasing across the log and the summary, so a record already folded into the summary

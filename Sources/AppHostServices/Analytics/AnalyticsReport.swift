@@ -46,6 +46,9 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
     public var sleeps = 0
     /// Seconds the machine spent asleep in those sleeps.
     public var sleepSeconds = 0.0
+    /// Times the screen of the logind session the daemon follows locked (each also locked the
+    /// session, unless it was locked already: `sessionLocks`).
+    public var screenLocks = 0
     /// When the first counted event happened.
     public var firstEvent: UnixTime?
     /// When the last counted event happened.
@@ -123,6 +126,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
         case .sleep:
             sleeps += 1
             sleepSeconds += event.seconds ?? 0
+        case .screenLock: screenLocks += 1
         }
     }
 
@@ -145,6 +149,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
             ("session locks", "\(sessionLocks)"),
             ("restarts by service", Self.format(counts: restartsByService)),
             ("sleeps", sleeps == 0 ? "0" : "\(sleeps) (\(Self.format(seconds: sleepSeconds)) asleep)"),
+            ("screen locks", "\(screenLocks)"),
             ("first event", firstEvent.map(Self.format(date:)) ?? "-"),
             ("last event", lastEvent.map(Self.format(date:)) ?? "-"),
         ]
@@ -184,6 +189,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
             "restartsByService": .object(restartsByService.mapValues { .number(Double($0)) }),
             "sleeps": .number(Double(sleeps)),
             "sleepSeconds": .number(sleepSeconds),
+            "screenLocks": .number(Double(screenLocks)),
             "firstEvent": firstEvent.map { .string($0.iso8601) },
             "lastEvent": lastEvent.map { .string($0.iso8601) },
             "lastSequence": .number(Double(lastSequence)),
@@ -240,6 +246,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
         restartsByService = try counts("restartsByService")
         sleeps = try count(json["sleeps"], "sleeps") ?? 0
         sleepSeconds = try seconds("sleepSeconds") ?? 0
+        screenLocks = try count(json["screenLocks"], "screenLocks") ?? 0
         firstEvent = try date("firstEvent")
         lastEvent = try date("lastEvent")
         lastSequence = UInt64(try count(json["lastSequence"], "lastSequence") ?? 0)

@@ -26,7 +26,7 @@ public final class AnalyticsService: ApplicationService {
     /// The keys its `settings:` section may hold.
     public static let settingKeys = ["flush-interval", "compact-after"]
     /// One line for `apphostd services`.
-    public static let summary = "Usage analytics: launches, exits by cause, foreground/background time, transitions, memory warnings, restarts by service, sleeps; crash-safe log in the state directory"
+    public static let summary = "Usage analytics: launches, exits by cause, foreground/background time, transitions, memory warnings, restarts by service, sleeps, screen locks; crash-safe log in the state directory"
 
     /// How analytics persists.
     public struct Settings: Sendable, Hashable {
@@ -185,9 +185,16 @@ public final class AnalyticsService: ApplicationService {
         let reloads = application.bus.subscribe(to: ConfigurationDidReload.self)
         let restarts = application.bus.subscribe(to: ServiceDidRestart.self)
         let resumes = application.bus.subscribe(to: MachineDidResume.self)
+        let screens = application.bus.subscribe(to: ScreenLockDidChange.self)
         await withDiscardingTaskGroup { group in
             group.addTask { await self.recordEach(of: reloads, application) { _ in (.reload, nil) } }
             group.addTask { await self.recordEach(of: restarts, application) { (.restart, $0.service) } }
+            group.addTask {
+                for await screen in screens where screen.isLocked {
+                    self.record(.screenLock)
+                    self.keepUnflushed(application)
+                }
+            }
             group.addTask {
                 for await resume in resumes {
                     self.record(.sleep, seconds: Double(resume.asleep.microseconds) / 1_000_000)
