@@ -105,6 +105,9 @@ extension IntegrationSuites.SystemManagerTests {
             try await Self.waitForStatus(system, "the daemon back in the foreground after the hang", timeout: .seconds(30)) {
                 $0["StatusText"]?.hasPrefix("active (resume) · 5 services") == true
             }
+            // The late end of the saving request leaves the inhibitor taken after the resume alone.
+            let lines = try await Self.waitForInhibitors(system)
+            #expect(lines.count == 2, "\(lines)")
         }
     }
 }

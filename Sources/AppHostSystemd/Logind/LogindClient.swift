@@ -68,7 +68,7 @@ final class LogindClient: @unchecked Sendable {
     private var held: [Inhibition: Int32] = [:]
     private var asking: Set<Inhibition> = []
     /// While logind waits for an inhibitor: since when, and the timer that releases it.
-    private var waiting: [Inhibition: (since: ContinuousClock.Instant, timer: OpaquePointer)] = [:]
+    private var waiting: [Inhibition: (since: ContinuousClock.Instant, timer: OpaquePointer?)] = [:]
     private(set) var bus: OpaquePointer?
     private var isFinished = false
     /// Whose screen lock is followed; nil: none.
@@ -145,10 +145,14 @@ final class LogindClient: @unchecked Sendable {
     /// Closes the inhibitor's fd, once the services are ready (or the deadline passed): logind
     /// goes on at once. Returns how long logind had been waiting, when it was.
     @discardableResult
+    ///
+    /// Only while logind waits for it: a release that comes after the deadline, or after the
+    /// sleep (a service that hung past both), leaves the inhibitor taken for the next time alone.
     func release(_ what: Inhibition) -> Duration? {
-        let since = waiting[what]?.since
-        close(what)
-        return since.map { ContinuousClock.now - $0 }
+        guard let wait = waiting.removeValue(forKey: what) else { return nil }
+        if let timer = wait.timer { sd_event_source_disable_unref(timer) }
+        if let fd = held.removeValue(forKey: what) { Glibc.close(fd) }
+        return ContinuousClock.now - wait.since
     }
 
     private func close(_ what: Inhibition) {
@@ -205,18 +209,22 @@ final class LogindClient: @unchecked Sendable {
         var starting: Int32 = 0
         guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &starting) >= 0 else { return }
         if starting != 0 {
-            if held[what] != nil, waiting[what] == nil { armDeadline(what) }
+            if held[what] != nil, waiting[what] == nil { waiting[what] = (.now, armDeadline(what)) }
             events.yield(.prepare(what, starting: true))
         } else {
-            // Awake again, or the shutdown was cancelled: a new inhibitor for the next time.
-            close(what)
+            // Awake again, or the shutdown was cancelled. logind no longer waits; an inhibitor
+            // still held (released neither by the services nor the deadline: none armed) stays
+            // for the next time, and a released one is taken again.
+            if let timer = waiting.removeValue(forKey: what)?.timer { sd_event_source_disable_unref(timer) }
             takeInhibitorsNow()
             events.yield(.prepare(what, starting: false))
         }
     }
 
-    private func armDeadline(_ what: Inhibition) {
-        guard let bus, let event = sd_bus_get_event(bus) else { return }
+    /// The timer that releases the inhibitor at `releaseAfter`; nil when none could be had (the
+    /// Swift side's release is then the only one).
+    private func armDeadline(_ what: Inhibition) -> OpaquePointer? {
+        guard let bus, let event = sd_bus_get_event(bus) else { return nil }
         var source: OpaquePointer?
         let handler: sd_event_time_handler_t = switch what {
         case .sleep: { _, _, userdata in
@@ -229,9 +237,7 @@ final class LogindClient: @unchecked Sendable {
         }
         }
         let result = sd_event_add_time_relative(event, &source, CLOCK_MONOTONIC, releaseAfter.wholeMicroseconds, 0, handler, context)
-        // Without a timer the Swift side's release is the only one.
-        guard result >= 0, let source else { return }
-        waiting[what] = (.now, source)
+        return result >= 0 ? source : nil
     }
 
     private func deadline(_ what: Inhibition) {

@@ -95,6 +95,8 @@ public struct LogindEdge: Service {
         let stop: @Sendable () -> Void = {
             loop.remove(connection)
             loop.perform { client.finish() }
+            // Also when the loop is closed already and drops the work above.
+            sink.finish()
         }
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
