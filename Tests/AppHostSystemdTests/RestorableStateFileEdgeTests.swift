@@ -44,6 +44,24 @@ import Testing
         #expect(generationOnDisk(files) == 3)
     }
 
+    // Fails without writePending: the writer would wait out its hour-long window.
+    @Test("writePending puts what persist handed over on disk before it returns, inside the coalescing window (logind's sleep waits for it)")
+    func writePendingWritesNow() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let files = files(in: directory, coalescing: .seconds(3600))
+        await withDiscardingTaskGroup { group in
+            group.addTask { await files.writer.run() }
+            files.persist(.sample(generation: 7))
+            files.writePending()
+            #expect(generationOnDisk(files) == 7)
+            // Nothing pending: returns at once, and the file stays.
+            files.writePending()
+            #expect(generationOnDisk(files) == 7)
+            group.cancelAll()
+        }
+    }
+
     /// The generation in the file now, nil when there is no usable file.
     private func generationOnDisk(_ files: RestorableStateFiles) -> UInt64? {
         files.restore { _ in }?.generation
