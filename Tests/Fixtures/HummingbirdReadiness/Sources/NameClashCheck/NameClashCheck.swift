@@ -80,6 +80,7 @@ extension RestorableStateFiles {}
 extension RestorableStateFormatError {}
 extension RestorableStateReadError {}
 extension RestorableStateStorage {}
+extension ScreenLockDidChange {}
 extension ServiceComposite {}
 extension ServiceDescriptor {}
 extension ServiceDidRestart {}
