@@ -3,7 +3,7 @@ import CSystemd
 import Glibc
 
 /// The client side of `org.apphost.Host1`, for `apphostd status` and `apphostd restart`: one
-/// connection, blocking calls through sd-bus (`sd_bus_get_property`, `sd_bus_call`).
+/// connection, blocking calls through sd-bus (`GetAll` and the methods, with `sd_bus_call`).
 package struct HostDBusClient: ~Copyable {
     /// Which bus: as `systemctl`'s `--user` and `--system` (the default: `sd_bus_open`'s own
     /// choice would be a login session's user bus, also under `sudo`).
@@ -79,14 +79,65 @@ package struct HostDBusClient: ~Copyable {
         sd_bus_flush_close_unref(bus)
     }
 
-    /// Every Host1 property.
+    /// Every Host1 property, in one `GetAll`.
     package func report() throws(Failure) -> Report {
-        Report(
-            state: try string("State"), status: try string("Status"),
-            sessionLocked: try bool("SessionLocked"), sessionLockReason: try string("SessionLockReason"),
-            healthy: try bool("Healthy"), healthProblem: try string("HealthProblem"),
-            services: try services()
-        )
+        var call: OpaquePointer?
+        var result = sd_bus_message_new_method_call(bus, &call, busName, Self.path, "org.freedesktop.DBus.Properties", "GetAll")
+        guard result >= 0, let call else { throw Failure(name: nil, message: "cannot make the call: \(SystemErrorText.reason(-result))") }
+        defer { sd_bus_message_unref(call) }
+        result = Self.interface.withCString { sd_bus_message_append_basic(call, CChar(UInt8(ascii: "s")), $0) }
+        guard result >= 0 else { throw Failure(name: nil, message: "cannot make the call: \(SystemErrorText.reason(-result))") }
+        var error = sd_bus_error()
+        defer { sd_bus_error_free(&error) }
+        var answer: OpaquePointer?
+        result = sd_bus_call(bus, call, 0, &error, &answer)
+        guard result >= 0, let reply = answer else { throw Self.failure(error, result) }
+        defer { sd_bus_message_unref(reply) }
+        return try Self.report(from: reply)
+    }
+
+    /// The report a `GetAll` reply holds; every property must be there.
+    static func report(from reply: OpaquePointer) throws(Failure) -> Report {
+        var report = Report(state: "", status: "", sessionLocked: false, sessionLockReason: "", healthy: false, healthProblem: "", services: [])
+        var seen: Set<String> = []
+        let unreadable = Failure(name: nil, message: "the daemon's properties could not be read")
+        guard sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "a")), "{sv}") >= 0 else { throw unreadable }
+        while true {
+            let entry = sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "e")), "sv")
+            guard entry >= 0 else { throw unreadable }
+            if entry == 0 { break }
+            guard let key = readString(reply) else { throw unreadable }
+            switch key {
+            case "State", "Status", "SessionLockReason", "HealthProblem":
+                guard sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "s") >= 0, let value = readString(reply) else { throw unreadable }
+                switch key {
+                case "State": report.state = value
+                case "Status": report.status = value
+                case "SessionLockReason": report.sessionLockReason = value
+                default: report.healthProblem = value
+                }
+            case "SessionLocked", "Healthy":
+                var value: Int32 = 0
+                guard sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "b") >= 0,
+                    sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "b")), &value) >= 0
+                else { throw unreadable }
+                if key == "Healthy" { report.healthy = value != 0 } else { report.sessionLocked = value != 0 }
+            case "Services":
+                guard sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "a(ssbssusts)") >= 0 else { throw unreadable }
+                report.services = try services(from: reply)
+            default:
+                // A newer daemon's property: not this client's business.
+                guard sd_bus_message_skip(reply, "v") >= 0, sd_bus_message_exit_container(reply) >= 0 else { throw unreadable }
+                continue
+            }
+            guard sd_bus_message_exit_container(reply) >= 0, sd_bus_message_exit_container(reply) >= 0 else { throw unreadable }
+            seen.insert(key)
+        }
+        let missing = ["State", "Status", "SessionLocked", "SessionLockReason", "Healthy", "HealthProblem", "Services"].filter { !seen.contains($0) }
+        guard missing.isEmpty else {
+            throw Failure(name: nil, message: "the daemon's answer lacks \(missing.joined(separator: ", ")) (an older apphostd?)")
+        }
+        return report
     }
 
     /// Calls `RestartService(name)`, waiting up to `timeout` (a restart runs launch hooks).
@@ -105,53 +156,30 @@ package struct HostDBusClient: ~Copyable {
         if result < 0 { throw Self.failure(error, result) }
     }
 
-    private func string(_ property: String) throws(Failure) -> String {
-        var error = sd_bus_error()
-        defer { sd_bus_error_free(&error) }
-        var value: UnsafeMutablePointer<CChar>?
-        let result = sd_bus_get_property_string(bus, busName, Self.path, Self.interface, property, &error, &value)
-        defer { free(value) }
-        guard result >= 0, let value else { throw Self.failure(error, result) }
-        return String(cString: value)
-    }
-
-    private func bool(_ property: String) throws(Failure) -> Bool {
-        var error = sd_bus_error()
-        defer { sd_bus_error_free(&error) }
-        var value: Int32 = 0
-        let result = sd_bus_get_property_trivial(bus, busName, Self.path, Self.interface, property, &error, CChar(UInt8(ascii: "b")), &value)
-        guard result >= 0 else { throw Self.failure(error, result) }
-        return value != 0
-    }
-
-    private func services() throws(Failure) -> [Report.Service] {
-        var error = sd_bus_error()
-        defer { sd_bus_error_free(&error) }
-        var reply: OpaquePointer?
-        var result = sd_bus_get_property(bus, busName, Self.path, Self.interface, "Services", &error, &reply, "a(ssbssusts)")
-        guard result >= 0, let reply else { throw Self.failure(error, result) }
-        defer { sd_bus_message_unref(reply) }
+    /// The `a(ssbssusts)` array at the reply's position, read to its end.
+    private static func services(from reply: OpaquePointer) throws(Failure) -> [Report.Service] {
         let unreadable = Failure(name: nil, message: "the daemon's Services property could not be read")
         guard sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "a")), "(ssbssusts)") >= 0 else { throw unreadable }
         var services: [Report.Service] = []
         while true {
-            result = sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "r")), "ssbssusts")
+            let result = sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "r")), "ssbssusts")
             guard result >= 0 else { throw unreadable }
             if result == 0 { break }
             var service = Report.Service(name: "", type: "", isRequired: false, state: "", health: "", restarts: 0, lastError: "", inHookSince: 0, hook: "")
             var required: Int32 = 0
-            guard let name = Self.readString(reply), let type = Self.readString(reply),
+            guard let name = readString(reply), let type = readString(reply),
                 sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "b")), &required) >= 0,
-                let state = Self.readString(reply), let health = Self.readString(reply),
+                let state = readString(reply), let health = readString(reply),
                 sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "u")), &service.restarts) >= 0,
-                let lastError = Self.readString(reply),
+                let lastError = readString(reply),
                 sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "t")), &service.inHookSince) >= 0,
-                let hook = Self.readString(reply),
+                let hook = readString(reply),
                 sd_bus_message_exit_container(reply) >= 0
             else { throw unreadable }
             (service.name, service.type, service.isRequired, service.state, service.health, service.lastError, service.hook) = (name, type, required != 0, state, health, lastError, hook)
             services.append(service)
         }
+        guard sd_bus_message_exit_container(reply) >= 0 else { throw unreadable }
         return services
     }
 
