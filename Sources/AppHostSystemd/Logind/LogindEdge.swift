@@ -194,11 +194,18 @@ public struct LogindEdge: Service {
             // Terminating already: the terminate saves.
             logger.notice("\(cause): \(error)", metadata: ["cause": "\(cause)"])
         }
+        let requested = clock.now
         await save()
-        loop.perform {
-            if let waited = client.release(what) { metrics.recordRelease(what, after: waited) }
+        let saved = clock.now
+        loop.perform { [logger] in
+            guard let waited = client.release(what) else { return }
+            metrics.recordRelease(what, after: waited)
+            logger.debug("\(cause) inhibitor released \(waited.configText) after logind's PrepareFor…", metadata: ["cause": "\(cause)", "release_us": "\(waited.microseconds)"])
         }
-        logger.info("ready for \(cause) after \((clock.now - began).configText); logind may go on", metadata: ["cause": "\(cause)"])
+        logger.info(
+            "ready for \(cause) after \((saved - began).configText) (the request \((requested - began).configText), the state to disk \((saved - requested).configText)); logind may go on",
+            metadata: ["cause": "\(cause)", "request_us": "\((requested - began).microseconds)", "save_us": "\((saved - requested).microseconds)"]
+        )
     }
 
     /// After the sleep (or a shutdown that did not happen): back to the state before it.

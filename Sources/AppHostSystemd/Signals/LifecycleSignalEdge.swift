@@ -72,6 +72,12 @@ public struct LifecycleSignalEdge: Service {
 
     func handle(_ signal: LifecycleSignal) async {
         logger.debug("signal \(signal.name)")
+        let began = ContinuousClock.now
+        // What a request by signal costs, beside logind's (`ready for sleep after …`).
+        defer {
+            let took = ContinuousClock.now - began
+            logger.debug("\(signal.name) carried out in \(took.configText)", metadata: ["signal": "\(signal.name)", "duration_us": "\(took.microseconds)"])
+        }
         do {
             switch signal {
             case .terminate: await host.terminate(reason: signal.name)
