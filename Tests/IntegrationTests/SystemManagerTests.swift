@@ -10,10 +10,10 @@ extension IntegrationSuites {
     /// (scripts/test.sh runs both), where the tests of SystemManagerTests+Newer also run.
     ///
     /// One boot for the whole suite; the tests run in source order (a serialized suite runs file
-    /// by file in the order of the files' names, then line by line): SystemManagerTests+Newer,
-    /// +Readiness, +Signals, +SystemctlReload, +SystemdRestarts, +Watchdog, then this file. Each
-    /// first brings the daemon back to running and active if an earlier one left it otherwise, so
-    /// `--filter` can pick any one of them.
+    /// by file in the order of the files' names, then line by line): SystemManagerTests+Logind,
+    /// +Newer, +Readiness, +Signals, +Supervision, +SystemctlReload, +SystemdRestarts, +Watchdog,
+    /// then this file. Each first brings the daemon back to running and active if an earlier one
+    /// left it otherwise, so `--filter` can pick any one of them.
     @Suite(.serialized, .needsSystemManager, .bootedSystem)
     struct SystemManagerTests {
         static let unit = "apphostd"
