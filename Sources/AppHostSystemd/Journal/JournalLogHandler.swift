@@ -73,7 +73,9 @@ public struct JournalLogHandler: LogHandler {
         }
     }
 
-    /// Where journald receives native records.
+    /// Where journald receives native records. Checked for presence only: libsystemd has no
+    /// call that says whether journald listens, and `sd_journal_sendv` returns 0 and drops the
+    /// record when the socket is missing (a test proves the check keeps those records).
     static let journalSocketPath = "/run/systemd/journal/socket"
 
     /// Whether records go to journald natively (stderr is the journal stream).
