@@ -73,13 +73,13 @@ extension SessionLockServiceTests {
 
     @Test("with a grace period, a screen unlock within it unlocks; the background lock still comes when the grace period ends")
     func aScreenUnlockWithinTheGracePeriod() async throws {
-        try await withScreenLockHost(grace: "300ms") { host, _ in
+        try await withScreenLockHost(grace: "2s") { host, _ in
             screen(host, locked: true)
             #expect(await eventually { lockReason(host) == "screen locked" })
             try await host.enterBackground()
             screen(host, locked: false)
             #expect(await eventually { lockReason(host) == nil }, "the background lock is still pending")
-            #expect(await eventually(timeout: .seconds(10)) { lockReason(host) == "entered background 300ms ago" })
+            #expect(await eventually(timeout: .seconds(10)) { lockReason(host) == "entered background 2s ago" })
         }
     }
 }

@@ -50,6 +50,11 @@ extension IntegrationSuites.SystemManagerTests {
         let system = try Self.system()
         try await Self.ensureActive(system)
         try await Self.waitForInhibitors(system)
+        // Analytics flushes on a background: the sleeps counted before this one.
+        try await system.systemctl("kill", "-s", "SIGRTMIN+1", Self.unit)
+        try await Self.waitForStatus(system, "the daemon in the background") { $0["StatusText"]?.hasPrefix("background · 4 services") == true }
+        let sleepsBefore = try await Self.analytics(system)["sleeps"] as? Int ?? 0
+        try await Self.ensureActive(system)
         let invocation = try await Self.invocation(system)
         let sleep = try await system.suspend()
         let daemon = sleep.records.filter { $0["_SYSTEMD_INVOCATION_ID"] == invocation }
@@ -73,7 +78,7 @@ extension IntegrationSuites.SystemManagerTests {
         try await system.systemctl("kill", "-s", "SIGRTMIN+1", Self.unit)
         try await Self.waitForStatus(system, "the daemon in the background") { $0["StatusText"]?.hasPrefix("background · 4 services") == true }
         let report = try await Self.analytics(system)
-        #expect(report["sleeps"] as? Int ?? 0 >= 1, "\(report)")
+        #expect(report["sleeps"] as? Int == sleepsBefore + 1, "\(report)")
         try await Self.ensureActive(system)
     }
 
@@ -143,9 +148,14 @@ extension IntegrationSuites.SystemManagerTests {
             }
             let records = try await system.journal(["_SYSTEMD_INVOCATION_ID=\(invocation)"], after: cursor)
             #expect(records.contains { $0["EVENT"] == "protectedDataWillBecomeUnavailable" && $0["CAUSE"] == "screen-lock" }, "\(records.suffix(20).map(SystemManager.line))")
-            try await system.unlockSession(session)
-            try await Self.waitForStatus(system, "the session unlocked with the screen") {
-                $0["StatusText"]?.hasPrefix("active · 5 services") == true && $0["StatusText"]?.contains("session locked") == false
+            do {
+                try await system.unlockSession(session)
+                try await Self.waitForStatus(system, "the session unlocked with the screen") {
+                    $0["StatusText"]?.hasPrefix("active · 5 services") == true && $0["StatusText"]?.contains("session locked") == false
+                }
+            } catch {
+                try? await system.closeSession(session)
+                throw error
             }
             try await system.closeSession(session)
         }

@@ -152,6 +152,8 @@ extension HostLoop {
                 }
             }
         }
+        // The runs are over: `hookInProgress` keeps no instance of an earlier configuration.
+        host.published.withLock { $0.run = nil }
         return results
     }
 

@@ -12,11 +12,15 @@ extension SessionLockService {
         }
         // Subscribed in run, so that a run loop started again has a subscription of its own.
         let screens = application.bus.subscribe(to: ScreenLockDidChange.self)
+        let resumes = application.bus.subscribe(to: MachineDidResume.self)
         let requestSink = self.requestSink
         let gracePeriod = self.gracePeriod
         await withDiscardingTaskGroup { timers in
             timers.addTask {
                 for await screen in screens { requestSink.yield(.screen(locked: screen.isLocked)) }
+            }
+            timers.addTask {
+                for await _ in resumes { requestSink.yield(.resumed) }
             }
             var generation = 0
             // The pending grace timer's stop: finishing it ends the timer before it fires.
@@ -36,6 +40,7 @@ extension SessionLockService {
                         // Scheduled even while the screen holds the session locked: the
                         // background rule keeps its own time, for a screen unlock within it.
                         let scheduled = generation
+                        state.withLock { $0.isLockPending = true }
                         pendingLock?.finish()
                         let (stop, stopper) = AsyncStream<Never>.makeStream()
                         pendingLock = stopper
@@ -50,12 +55,14 @@ extension SessionLockService {
                     guard scheduled == generation, pendingLock != nil else { continue }
                     pendingLock = nil
                     lockDue = nil
+                    state.withLock { $0.isLockPending = false }
                     lock(application, reason: "entered background \(gracePeriod.configText) ago")
                 case .foreground:
                     generation += 1
                     if let stopper = pendingLock {
                         stopper.finish()
                         pendingLock = nil
+                        state.withLock { $0.isLockPending = false }
                         if let due = lockDue, ContinuousClock.now >= due {
                             // The grace period ran out while the machine slept.
                             lock(application, reason: "entered background \(gracePeriod.configText) ago")
@@ -65,15 +72,22 @@ extension SessionLockService {
                         }
                     }
                     lockDue = nil
-                    let isScreenLocked = state.withLock { state in
-                        state.isInBackground = false
-                        return state.isScreenLocked
-                    }
-                    if !isScreenLocked { unlock(application, reason: "entered foreground") }
+                    state.withLock { $0.isInBackground = false }
+                    // With the screen locked the session stays so until the screen unlocks.
+                    unlock(application, reason: "entered foreground")
                 case .hostUnlocked:
                     reloadAfterExternalUnlock(application)
                 case .screen(let locked):
-                    screenChanged(locked: locked, application, lockPending: pendingLock != nil)
+                    screenChanged(locked: locked, application)
+                case .resumed:
+                    // The grace period ran out while the machine slept, and the application
+                    // stays in the background: the lock its timer would have made.
+                    guard pendingLock != nil, let due = lockDue, ContinuousClock.now >= due else { continue }
+                    pendingLock?.finish()
+                    pendingLock = nil
+                    lockDue = nil
+                    state.withLock { $0.isLockPending = false }
+                    lock(application, reason: "entered background \(gracePeriod.configText) ago")
                 }
             }
         }
@@ -81,16 +95,11 @@ extension SessionLockService {
 
     /// The screen rule: a locked screen locks the session; an unlocked one unlocks it unless the
     /// background rule still says locked (its lock done, not merely pending).
-    private func screenChanged(locked: Bool, _ application: ApplicationHandle, lockPending: Bool) {
-        let backgroundSaysLocked = state.withLock { state -> Bool in
-            state.isScreenLocked = locked
-            return state.isInBackground && !lockPending
-        }
+    private func screenChanged(locked: Bool, _ application: ApplicationHandle) {
+        state.withLock { $0.isScreenLocked = locked }
         if locked {
             lock(application, reason: "screen locked", cause: "screen-lock")
-        } else if !backgroundSaysLocked {
-            unlock(application, reason: "screen unlocked", cause: "screen-lock")
-        } else if isLocked {
+        } else if !unlock(application, reason: "screen unlocked", cause: "screen-lock"), state.withLock({ $0.isInBackground }) {
             application.logger.info("screen unlocked; the session stays locked: the application is in the background")
         }
     }

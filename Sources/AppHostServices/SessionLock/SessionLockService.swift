@@ -40,6 +40,8 @@ public final class SessionLockService: ApplicationService {
         case graceElapsed(generation: Int)
         case hostUnlocked
         case screen(locked: Bool)
+        /// The machine is awake again (`MachineDidResume`).
+        case resumed
     }
 
     struct State {
@@ -50,6 +52,11 @@ public final class SessionLockService: ApplicationService {
         var isInBackground = false
         /// The screen rule: the watched logind session's screen is locked.
         var isScreenLocked = false
+        /// The background rule's lock waits for the grace period.
+        var isLockPending = false
+
+        /// Whether a rule says locked: the screen, or the background once its grace period ended.
+        var aRuleSaysLocked: Bool { isScreenLocked || (isInBackground && !isLockPending) }
     }
 
     /// How long after entering the background the session locks.
@@ -143,12 +150,9 @@ public final class SessionLockService: ApplicationService {
     /// pending lock and to unlock.
     public func applicationWillEnterForeground(_ application: ApplicationHandle) async throws {
         if gracePeriod <= .zero {
-            let isScreenLocked = state.withLock { state in
-                state.isInBackground = false
-                return state.isScreenLocked
-            }
-            // The screen rule still says locked: the session stays so until the screen unlocks.
-            if !isScreenLocked { unlock(application, reason: "entered foreground") }
+            state.withLock { $0.isInBackground = false }
+            // With the screen locked the session stays so until the screen unlocks.
+            unlock(application, reason: "entered foreground")
         } else {
             requestSink.yield(.foreground)
         }
@@ -195,16 +199,40 @@ public final class SessionLockService: ApplicationService {
         publishStatus(application, pending: false)
     }
 
-    func unlock(_ application: ApplicationHandle, reason: String, cause: String? = nil) {
-        guard isLocked else { return }
-        if reloadSecret(application, failure: "session stays locked: the secret") {
-            application.logger.info("session unlocked: \(reason)")
-            application.bus.publish(SessionLockDidChange(isLocked: false, reason: reason, cause: cause))
-        } else if let problem = state.withLock({ $0.problem }) {
+    /// Unlocks unless a rule says locked: decided when the unlock is committed, under the same
+    /// lock as the rules, so a hook and the run loop changing them at once cannot both win.
+    /// Returns whether the session is unlocked now.
+    @discardableResult
+    func unlock(_ application: ApplicationHandle, reason: String, cause: String? = nil) -> Bool {
+        guard isLocked else { return true }
+        guard !state.withLock({ $0.aRuleSaysLocked }) else { return false }
+        let secret: SessionSecret?
+        do throws(SecretUnavailable) {
+            secret = try source.load(environment: lookUp)
+        } catch {
+            state.withLock { $0.problem = error.description }
+            application.logger.error("session stays locked: the secret \(error)", metadata: ["secret": "\(error.path)"])
             // Still locked; the message carries why, for the host's status line.
-            application.bus.publish(SessionLockDidChange(isLocked: true, reason: "secret unavailable: \(problem)"))
+            application.bus.publish(SessionLockDidChange(isLocked: true, reason: "secret unavailable: \(error.description)"))
+            publishStatus(application, pending: false)
+            return false
         }
+        let committed = state.withLock { state -> Bool in
+            guard state.isLocked, !state.aRuleSaysLocked else { return false }
+            state.secret = secret
+            state.isLocked = false
+            state.problem = nil
+            return true
+        }
+        guard committed else {
+            // A rule said locked in the meantime.
+            secret?.wipe()
+            return !isLocked
+        }
+        application.logger.info("session unlocked: \(reason)")
+        application.bus.publish(SessionLockDidChange(isLocked: false, reason: reason, cause: cause))
         publishStatus(application, pending: false)
+        return true
     }
 
     func reloadAfterExternalUnlock(_ application: ApplicationHandle) {

@@ -22,6 +22,8 @@ extension LogindClient {
 
     private func delayMaxAnswered(_ reply: OpaquePointer?) {
         if let bus = sd_bus_message_get_bus(reply), sd_bus_is_open(bus) <= 0 { return }
+        // The bus answered (logind or not): a connection worth making again when it goes.
+        connection?.markEstablished()
         if let (name, message) = Self.error(of: reply) {
             events.yield(.logindMissing(reason: "\(name): \(message)"))
             return

@@ -20,7 +20,33 @@ extension LogindClient {
             let result = sd_bus_match_signal_async(bus, nil, Self.destination, Self.path, Self.manager, member, changed, nil, context)
             guard result >= 0 else { return result }
         }
-        return sd_bus_match_signal_async(bus, nil, Self.destination, Self.seat0, "org.freedesktop.DBus.Properties", "PropertiesChanged", changed, nil, context)
+        return sd_bus_match_signal_async(bus, nil, Self.destination, Self.seat0, "org.freedesktop.DBus.Properties", "PropertiesChanged", { message, userdata, _ in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().seatPropertiesChanged(message)
+            return 0
+        }, nil, context)
+    }
+
+    /// seat0's `PropertiesChanged`: only a change of `ActiveSession` (seat0 switched users)
+    /// matters, not its frequent `IdleHint`.
+    private func seatPropertiesChanged(_ message: OpaquePointer?) {
+        var interface: UnsafePointer<CChar>?
+        guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &interface) >= 0,
+            sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{sv}") >= 0
+        else { return }
+        var names: [String] = []
+        while sd_bus_message_enter_container(message, CChar(UInt8(ascii: "e")), "sv") > 0 {
+            var key: UnsafePointer<CChar>?
+            guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &key) >= 0, let key,
+                sd_bus_message_skip(message, "v") >= 0, sd_bus_message_exit_container(message) >= 0
+            else { return }
+            names.append(String(cString: key))
+        }
+        guard sd_bus_message_exit_container(message) >= 0 else { return }
+        if sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "s") >= 0 {
+            var name: UnsafePointer<CChar>?
+            while sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &name) > 0, let name { names.append(String(cString: name)) }
+        }
+        if names.contains("ActiveSession") { resolveSession() }
     }
 
     /// Finds the session to follow, then follows it.
@@ -33,7 +59,8 @@ extension LogindClient {
                 return 0
             }
         case .user(let name):
-            guard let uid = Self.uid(of: name) else {
+            // Looked up by the Swift side, once: NSS may ask the network, never on this thread.
+            guard let uid = watchedUser else {
                 events.yield(.noSession(reason: "no user \(name) on this machine"))
                 return
             }
@@ -66,7 +93,7 @@ extension LogindClient {
     }
 
     private func userAnswered(_ reply: OpaquePointer?) {
-        guard let bus, let path = objectPath(reply, what: "no logind user (no session of that user)") else { return }
+        guard let bus, let path = objectPath(reply, what: "that user has no session") else { return }
         _ = getProperty(bus, path, "org.freedesktop.login1.User", "Display") { reply, userdata, _ in
             Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().displayAnswered(reply, user: true)
             return 0
@@ -76,7 +103,7 @@ extension LogindClient {
 
     /// The user's `Display`; without one, their newest session (the last of `Sessions`).
     private func displayAnswered(_ reply: OpaquePointer?, user: Bool) {
-        guard let bus, let userPath = pendingUser else { return }
+        guard let bus, let userPath = pendingUser, isAnswer(reply) else { return }
         if let path = sessionStruct(reply), path != "/" {
             follow(path)
             return
@@ -87,26 +114,35 @@ extension LogindClient {
         }
     }
 
+    /// The user's sessions, newest first (logind adds each at the head of the list).
     private func sessionsAnswered(_ reply: OpaquePointer?) {
-        guard Self.error(of: reply) == nil,
+        // An error (a timeout, logind restarting) says nothing about the sessions: the one
+        // followed stays followed.
+        guard isAnswer(reply),
             sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "a(so)") >= 0,
             sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "a")), "(so)") >= 0
-        else { return unfollow("that user has no session") }
-        var newest: String?
-        while sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "r")), "so") > 0 {
-            var id: UnsafePointer<CChar>?
-            var path: UnsafePointer<CChar>?
-            guard sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "s")), &id) >= 0,
-                sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "o")), &path) >= 0,
-                sd_bus_message_exit_container(reply) >= 0
-            else { break }
-            if let path { newest = String(cString: path) }
+        else { return }
+        var id: UnsafePointer<CChar>?
+        var path: UnsafePointer<CChar>?
+        if sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "r")), "so") > 0,
+            sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "s")), &id) >= 0,
+            sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "o")), &path) >= 0, let path
+        {
+            follow(String(cString: path))
+        } else {
+            unfollow("that user has no session")
         }
-        if let newest { follow(newest) } else { unfollow("that user has no session") }
     }
 
     private func sessionStructAnswered(_ reply: OpaquePointer?, what: String) {
-        if let path = sessionStruct(reply), path != "/" { follow(path) } else { unfollow(what) }
+        guard isAnswer(reply), let path = sessionStruct(reply) else { return }
+        if path != "/" { follow(path) } else { unfollow(what) }
+    }
+
+    /// A reply that is an answer, not an error nor the closing bus's synthetic one.
+    private func isAnswer(_ reply: OpaquePointer?) -> Bool {
+        if let bus = sd_bus_message_get_bus(reply), sd_bus_is_open(bus) <= 0 { return false }
+        return Self.error(of: reply) == nil
     }
 
     private func sessionPathAnswered(_ reply: OpaquePointer?, what: String) {
@@ -127,10 +163,12 @@ extension LogindClient {
         return String(cString: path)
     }
 
-    /// A method's `o` answer, or nil after saying why there is no session.
+    /// A method's `o` answer, or nil: after saying why there is no session when logind said
+    /// there is none (`NoSuchSession`, `NoSuchUser`); any other error changes nothing.
     private func objectPath(_ reply: OpaquePointer?, what: String) -> String? {
+        if let bus = sd_bus_message_get_bus(reply), sd_bus_is_open(bus) <= 0 { return nil }
         if let (name, message) = Self.error(of: reply) {
-            unfollow("\(what): \(name): \(message)")
+            if name.hasPrefix("org.freedesktop.login1.NoSuch") { unfollow("\(what): \(message)") }
             return nil
         }
         var path: UnsafePointer<CChar>?

@@ -32,8 +32,9 @@ final class LogindClient: @unchecked Sendable {
         case inhibitorTaken(Inhibition)
         /// logind refused the inhibitor; `accessDenied` when polkit said no or was not there.
         case inhibitorRefused(Inhibition, reason: String, accessDenied: Bool)
-        /// `PrepareForSleep(starting)` or `PrepareForShutdown(starting)`.
-        case prepare(Inhibition, starting: Bool)
+        /// `PrepareForSleep(starting)` or `PrepareForShutdown(starting)`, as the loop received it
+        /// (`at`); a start carries its number, for its release.
+        case prepare(Inhibition, starting: Bool, number: Int, at: ContinuousClock.Instant)
         /// No system bus: nothing of logind is followed.
         case unavailable(reason: String)
         /// The system bus went away; a new connection follows.
@@ -68,7 +69,9 @@ final class LogindClient: @unchecked Sendable {
     private var held: [Inhibition: Int32] = [:]
     private var asking: Set<Inhibition> = []
     /// While logind waits for an inhibitor: since when, and the timer that releases it.
-    private var waiting: [Inhibition: (since: ContinuousClock.Instant, timer: OpaquePointer?)] = [:]
+    private var waiting: [Inhibition: (number: Int, since: ContinuousClock.Instant, timer: OpaquePointer?)] = [:]
+    /// The last preparation's number: a release names the one it ends.
+    private var preparations = 0
     private(set) var bus: OpaquePointer?
     private var isFinished = false
     /// Whose screen lock is followed; nil: none.
@@ -78,8 +81,12 @@ final class LogindClient: @unchecked Sendable {
     /// The logind user whose display session is being asked for.
     var pendingUser: String?
 
+    /// The uid of `watched`'s `user:NAME`, looked up by the Swift side; nil: no such user.
+    let watchedUser: uid_t?
+
     init(who: String, watching watched: LogindEdge.WatchedSession?, events: AsyncStream<Event>.Continuation, deadlinePassed: @escaping @Sendable (Inhibition, Duration) -> Void) {
         self.watched = watched
+        if case .user(let name) = watched { watchedUser = Self.uid(of: name) } else { watchedUser = nil }
         self.who = who
         self.events = events
         self.deadlinePassed = deadlinePassed
@@ -97,7 +104,8 @@ final class LogindClient: @unchecked Sendable {
 
     /// On each new connection: the signals, logind's comings and goings, then logind itself.
     func setUp(_ bus: OpaquePointer) -> Int32 {
-        self.bus = bus
+        // Set once everything is added: a failed set-up closes this bus, which must not stay here.
+        self.bus = nil
         var result = sd_bus_match_signal_async(bus, nil, Self.destination, Self.path, Self.manager, "PrepareForSleep", { message, userdata, _ in
             Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().prepare(.sleep, message)
             return 0
@@ -119,14 +127,25 @@ final class LogindClient: @unchecked Sendable {
         session = nil
         result = followSessionChanges(bus)
         guard result >= 0 else { return result }
-        return askDelayMax(bus)
+        result = askDelayMax(bus)
+        guard result >= 0 else { return result }
+        self.bus = bus
+        return 0
     }
 
     /// What became of the system-bus connection.
     func connectionChanged(_ event: DBusConnection.Event) {
         switch event {
-        case .lost(let reason): events.yield(.lost(reason: reason))
-        case .endedBeforeEstablished(let reason), .gaveUp(let reason): events.yield(.unavailable(reason: reason))
+        case .lost(let reason):
+            // Closed already; the next connection's set-up sets it again.
+            bus = nil
+            events.yield(.lost(reason: reason))
+        case .endedBeforeEstablished(let reason), .gaveUp(let reason):
+            // No bus to answer logind's PrepareFor… on: an inhibitor held now would only make
+            // every sleep wait for logind's limit.
+            bus = nil
+            for what in Inhibition.allCases { close(what) }
+            events.yield(.unavailable(reason: reason))
         case .reconnectFailed: break
         }
     }
@@ -146,10 +165,12 @@ final class LogindClient: @unchecked Sendable {
     /// goes on at once. Returns how long logind had been waiting, when it was.
     @discardableResult
     ///
-    /// Only while logind waits for it: a release that comes after the deadline, or after the
-    /// sleep (a service that hung past both), leaves the inhibitor taken for the next time alone.
-    func release(_ what: Inhibition) -> Duration? {
-        guard let wait = waiting.removeValue(forKey: what) else { return nil }
+    /// Only while logind waits for it in preparation `number`: a release that comes after the
+    /// deadline, after the sleep, or into the next sleep (a service that hung past all of them)
+    /// leaves the inhibitor taken for the next time alone.
+    func release(_ what: Inhibition, preparation number: Int) -> Duration? {
+        guard let wait = waiting[what], wait.number == number else { return nil }
+        waiting[what] = nil
         if let timer = wait.timer { sd_event_source_disable_unref(timer) }
         if let fd = held.removeValue(forKey: what) { Glibc.close(fd) }
         return ContinuousClock.now - wait.since
@@ -208,23 +229,25 @@ final class LogindClient: @unchecked Sendable {
     private func prepare(_ what: Inhibition, _ message: OpaquePointer?) {
         var starting: Int32 = 0
         guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &starting) >= 0 else { return }
+        let now = ContinuousClock.now
         if starting != 0 {
-            if held[what] != nil, waiting[what] == nil { waiting[what] = (.now, armDeadline(what)) }
-            events.yield(.prepare(what, starting: true))
+            preparations += 1
+            if !isFinished, held[what] != nil, waiting[what] == nil { waiting[what] = (preparations, now, armDeadline(what)) }
+            events.yield(.prepare(what, starting: true, number: preparations, at: now))
         } else {
             // Awake again, or the shutdown was cancelled. logind no longer waits; an inhibitor
             // still held (released neither by the services nor the deadline: none armed) stays
             // for the next time, and a released one is taken again.
             if let timer = waiting.removeValue(forKey: what)?.timer { sd_event_source_disable_unref(timer) }
             takeInhibitorsNow()
-            events.yield(.prepare(what, starting: false))
+            events.yield(.prepare(what, starting: false, number: preparations, at: now))
         }
     }
 
     /// The timer that releases the inhibitor at `releaseAfter`; nil when none could be had (the
     /// Swift side's release is then the only one).
     private func armDeadline(_ what: Inhibition) -> OpaquePointer? {
-        guard let bus, let event = sd_bus_get_event(bus) else { return nil }
+        guard let bus, !isFinished, let event = sd_bus_get_event(bus) else { return nil }
         var source: OpaquePointer?
         let handler: sd_event_time_handler_t = switch what {
         case .sleep: { _, _, userdata in
@@ -241,7 +264,7 @@ final class LogindClient: @unchecked Sendable {
     }
 
     private func deadline(_ what: Inhibition) {
-        guard let waited = release(what) else { return }
+        guard let number = waiting[what]?.number, let waited = release(what, preparation: number) else { return }
         deadlinePassed(what, waited)
     }
 }

@@ -93,8 +93,9 @@ public struct LogindEdge: Service {
             logger.notice("logind not followed yet: no system bus at \(address) (dbus not started, or not installed); following sleep and shutdown once it is there")
         }
         let stop: @Sendable () -> Void = {
-            loop.remove(connection)
+            // Queued before the remove: a loop of the edge's own closes with its connection.
             loop.perform { client.finish() }
+            loop.remove(connection)
             // Also when the loop is closed already and drops the work above.
             sink.finish()
         }
@@ -112,6 +113,7 @@ public struct LogindEdge: Service {
     private func follow(_ events: AsyncStream<LogindClient.Event>, client: LogindClient, loop: EdgeEventLoop, metrics: LogindMetrics) async {
         var saidMissing = false
         var saidNoSession = false
+        var wasLost = false
         /// The followed screen's lock as last published; nil before the first answer.
         var screenLocked: Bool?
         var refused: Set<LogindClient.Inhibition> = []
@@ -123,8 +125,9 @@ public struct LogindEdge: Service {
         for await event in events {
             switch event {
             case .logindFound(let delayMax):
-                if saidMissing { logger.notice("logind is on the bus now: following sleep and shutdown") }
+                if saidMissing || wasLost { logger.notice("logind is on the bus \(wasLost ? "again" : "now"): following sleep and shutdown") }
                 saidMissing = false
+                wasLost = false
                 logger.debug("logind waits up to \(delayMax.configText) for delay inhibitors")
             case .logindMissing(let reason):
                 if !saidMissing {
@@ -144,20 +147,22 @@ public struct LogindEdge: Service {
                 } else {
                     logger.warning("logind refused a delay inhibitor for \(what.rawValue) (\(reason)): the machine may \(what == .sleep ? "sleep" : "shut down") before the services saved their state")
                 }
-            case .prepare(let what, starting: true):
+            case .prepare(let what, starting: true, let number, let at):
                 before[what] = host.state
-                if what == .sleep { sleptAt = .now }
+                if what == .sleep { sleptAt = at }
                 metrics.countPrepare(what)
-                await prepare(what, client: client, loop: loop, metrics: metrics)
-            case .prepare(let what, starting: false):
+                await prepare(what, number: number, client: client, loop: loop, metrics: metrics)
+            case .prepare(let what, starting: false, _, let at):
+                // As the loop received logind's signals: a slow saving request is not sleep.
                 if what == .sleep, let sleptAt {
-                    host.bus.publish(MachineDidResume(asleep: .now - sleptAt))
+                    host.bus.publish(MachineDidResume(asleep: at - sleptAt))
                 }
                 if what == .sleep { sleptAt = nil }
                 await resume(after: what, from: before.removeValue(forKey: what))
             case .unavailable(let reason):
                 logger.notice("logind not followed: the system bus went away (\(reason)); sleep and shutdown reach the services only by signal")
             case .lost(let reason):
+                wasLost = true
                 logger.notice("logind: lost the system bus (\(reason)); connecting again")
             case .watching(let id):
                 saidNoSession = false
@@ -167,9 +172,9 @@ public struct LogindEdge: Service {
                     // Usual on a server (auto, no one logged in); worth a notice when the config named one.
                     logger.log(level: session == .auto ? .info : .notice, "no logind session's screen lock to follow (\(reason)); followed once there is one")
                 }
+                // The screen rule keeps its last word: only a session's own Unlock (or
+                // LockedHint) unlocks, so an error or a session that went away fails closed.
                 saidNoSession = true
-                if screenLocked == true { host.bus.publish(ScreenLockDidChange(isLocked: false, session: "")) }
-                screenLocked = nil
             case .screen(let locked, let id):
                 guard screenLocked != locked else { continue }
                 // Not locked at the start: nothing to say.
@@ -183,7 +188,7 @@ public struct LogindEdge: Service {
     }
 
     /// The saving request, then the inhibitor's release.
-    private func prepare(_ what: LogindClient.Inhibition, client: LogindClient, loop: EdgeEventLoop, metrics: LogindMetrics) async {
+    private func prepare(_ what: LogindClient.Inhibition, number: Int, client: LogindClient, loop: EdgeEventLoop, metrics: LogindMetrics) async {
         let clock = ContinuousClock()
         let began = clock.now
         let cause = what.rawValue
@@ -197,15 +202,16 @@ public struct LogindEdge: Service {
         let requested = clock.now
         await save()
         let saved = clock.now
-        loop.perform { [logger] in
-            guard let waited = client.release(what) else { return }
-            metrics.recordRelease(what, after: waited)
-            logger.debug("\(cause) inhibitor released \(waited.configText) after logind's PrepareFor…", metadata: ["cause": "\(cause)", "release_us": "\(waited.microseconds)"])
-        }
+        // Said before the release: logind goes on at once after it.
         logger.info(
             "ready for \(cause) after \((saved - began).configText) (the request \((requested - began).configText), the state to disk \((saved - requested).configText)); logind may go on",
             metadata: ["cause": "\(cause)", "request_us": "\((requested - began).microseconds)", "save_us": "\((saved - requested).microseconds)"]
         )
+        loop.perform { [logger] in
+            guard let waited = client.release(what, preparation: number) else { return }
+            metrics.recordRelease(what, after: waited)
+            logger.debug("\(cause) inhibitor released \(waited.configText) after logind's PrepareFor…", metadata: ["cause": "\(cause)", "release_us": "\(waited.microseconds)"])
+        }
     }
 
     /// After the sleep (or a shutdown that did not happen): back to the state before it.

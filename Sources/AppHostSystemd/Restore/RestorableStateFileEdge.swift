@@ -48,7 +48,7 @@ public struct RestorableStateFileEdge: Service {
                     // Cut short by a shutdown: what is pending is written at once.
                     try? await cancelWhenGracefulShutdown { try await Task.sleep(for: coalescing) }
                 }
-                if let state = shared.takePending() { writeLogging(state) }
+                writePending()
             }
         } onCancelOrGracefulShutdown: { [shared] in
             shared.wake.finish()
@@ -68,24 +68,41 @@ public struct RestorableStateFileEdge: Service {
     /// Writes the pending state now, on the caller's path, and waits for a write the writer's
     /// task has under way (`lastWritten` is held while one is).
     func writePendingNow() {
-        if let state = shared.takePending() { writeLogging(state) }
-        shared.lastWritten.withLock { _ in }
+        writePending()
+    }
+
+    /// Takes the pending state and writes it with `lastWritten` held throughout: a caller that
+    /// finds nothing pending knows the state taken before it is on disk (it waited for the lock).
+    private func writePending() {
+        shared.lastWritten.withLock { (lastWritten: inout UInt64?) in
+            guard let state = shared.takePending() else { return }
+            writeLogging(state, holding: &lastWritten)
+        }
     }
 
     /// Writes `state` now, on the caller's path, unless a state at least as new was written.
     /// - Throws: `AtomicFile.Failure` naming the path and the system's reason.
     func write(_ state: RestorableState) throws(AtomicFile.Failure) {
         try shared.lastWritten.withLock { (lastWritten: inout UInt64?) throws(AtomicFile.Failure) in
-            if let lastWritten, state.generation <= lastWritten { return }
-            try AtomicFile.makeDirectory(directory)
-            try AtomicFile.write(state.encoded(), to: path)
-            lastWritten = state.generation
+            try write(state, holding: &lastWritten)
         }
     }
 
+    /// The write, with `lastWritten` (the lock's value) held by the caller.
+    private func write(_ state: RestorableState, holding lastWritten: inout UInt64?) throws(AtomicFile.Failure) {
+        if let lastWritten, state.generation <= lastWritten { return }
+        try AtomicFile.makeDirectory(directory)
+        try AtomicFile.write(state.encoded(), to: path)
+        lastWritten = state.generation
+    }
+
     private func writeLogging(_ state: RestorableState) {
+        shared.lastWritten.withLock { writeLogging(state, holding: &$0) }
+    }
+
+    private func writeLogging(_ state: RestorableState, holding lastWritten: inout UInt64?) {
         do {
-            try write(state)
+            try write(state, holding: &lastWritten)
             logger.debug("restorable state written", metadata: ["generation": "\(state.generation)"])
         } catch {
             logger.error("restorable state not written: \(error); a start after a stop or a reboot gets an older copy", metadata: ["generation": "\(state.generation)"])
