@@ -6,7 +6,8 @@ Usage: bash Benchmarks/fleet/run.sh [--instances N] [--quick] [--json FILE]   (b
 
 N instances (default 200) of apphostd, each with its own state directory, session secret and
 config: the shipped services (the `services:` of config/apphostd.yaml, copied as they are), memory
-pressure off (N daemons watching PSI would measure the kernel's triggers, not the daemon), and
+pressure off (N daemons watching PSI would measure the kernel's triggers, not the daemon), logind
+off (each daemon would hold one of dbus-daemon's 256 connections per user), and
 `host.metrics.textfile:` in ONE shared textfile directory (i-0001.prom, ...; the `daemon` label
 is the file's base name). Beside them, started the same way and interleaved with them so both see
 the same machine: N instances of process/ServiceGroupFloor (a ServiceGroup of five no-op
@@ -462,7 +463,9 @@ def main():
         secret = os.path.join(credentials, "session-secret")
         with open(os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
             f.write(f"fleet-secret-{label}\n")
-        host = ["host:", f"  state-directory: {state}", "  memory-pressure:", "    enabled: false"]
+        # logind off: each daemon would hold a system-bus connection, and dbus-daemon allows 256
+        # per user (a fleet of one user's daemons on one machine).
+        host = ["host:", f"  state-directory: {state}", "  logind: false", "  memory-pressure:", "    enabled: false"]
         if metrics:
             host += ["  metrics:", f"    textfile: {os.path.join(textfiles, label + '.prom')}"]
         config = os.path.join(directory, "apphostd.yaml")
