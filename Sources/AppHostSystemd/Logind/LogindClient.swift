@@ -200,7 +200,7 @@ final class LogindClient: @unchecked Sendable {
         if let (name, message) = Self.error(of: reply) {
             // polkit said no, or is not there to ask (not installed, masked: logind passes on
             // its activation's error).
-            let polkit = name == "org.freedesktop.DBus.Error.AccessDenied" || message.contains("polkit") || message.contains("PolicyKit")
+            let polkit = name == "org.freedesktop.DBus.Error.AccessDenied" || Self.mentions(message, "polkit") || Self.mentions(message, "PolicyKit")
             events.yield(.inhibitorRefused(what, reason: "\(name): \(message)", accessDenied: polkit))
             return
         }
@@ -222,6 +222,14 @@ final class LogindClient: @unchecked Sendable {
         }
         if let old = held.updateValue(own, forKey: what) { Glibc.close(old) }
         events.yield(.inhibitorTaken(what))
+    }
+
+    /// Whether `text` holds `word`, compared by UTF-8 bytes: `String.contains` with a string
+    /// would link the regex engine into the daemon (InstallBuildTests keeps it out).
+    static func mentions(_ text: String, _ word: String) -> Bool {
+        let bytes = Array(text.utf8), wanted = Array(word.utf8)
+        guard !wanted.isEmpty, wanted.count <= bytes.count else { return wanted.isEmpty }
+        return (0...(bytes.count - wanted.count)).contains { bytes[$0..<($0 + wanted.count)].elementsEqual(wanted) }
     }
 
     // MARK: logind's signals
