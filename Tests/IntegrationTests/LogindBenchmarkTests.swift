@@ -23,11 +23,14 @@ extension IntegrationSuites {
             return Double(sorted[sorted.count / 2]) / 1000
         }
 
-        @Test(arguments: [4, 100])
-        func aSleepBesideASignal(services: Int) async throws {
+        /// 4 services (the shipped config), and 100 with 96 probes that log each hook to the
+        /// journal (as probes do) or, `quiet`, record it in a file in the state directory.
+        @Test(arguments: [(4, false), (100, false), (100, true)])
+        func aSleepBesideASignal(services: Int, quiet: Bool) async throws {
             guard let system = SystemManager.current else { throw HarnessError("no booted system") }
             let good = try system.read(Suite.configPath)
-            let probes = (0..<(services - 4)).map { "  - name: p\($0)\n    type: probe\n" }.joined()
+            let record = quiet ? "    settings:\n      record-to: /var/lib/apphostd/probes.log\n" : ""
+            let probes = (0..<(services - 4)).map { "  - name: p\($0)\n    type: probe\n" + record }.joined()
             try system.write(good + probes, to: Suite.configPath)
             defer { try? system.write(good, to: Suite.configPath) }
             try await system.systemctl("restart", Suite.unit, timeout: .seconds(120))
@@ -55,7 +58,7 @@ extension IntegrationSuites {
             let save = values("ready for sleep after", "SAVE_US")
             let release = values("sleep inhibitor released", "RELEASE_US")
             print("""
-                IntegrationTests: logind benchmark, systemd \(system.systemdVersion), \(services) services, \(Self.rounds) rounds, p50 in ms: \
+                IntegrationTests: logind benchmark, systemd \(system.systemdVersion), \(services) services\(quiet ? " (probes record to a file)" : ""), \(Self.rounds) rounds, p50 in ms: \
                 SIGRTMIN+1 request \(Self.median(signal)) (n=\(signal.count)); sleep: request \(Self.median(request)), \
                 state to disk \(Self.median(save)), PrepareForSleep to release \(Self.median(release)) (n=\(release.count))
                 """)
