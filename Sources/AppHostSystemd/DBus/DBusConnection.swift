@@ -17,15 +17,9 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
         /// `sd_bus_open`'s choice for the process: the user bus in a user's session or under a
         /// user manager, else the system bus.
         case processDefault
-        /// The system bus (`$DBUS_SYSTEM_BUS_ADDRESS`, else dbus's own socket): where logind
-        /// is, also for a user's daemon. Waited for when not there yet (early in the boot).
+        /// The system bus (`sd_bus_open_system`'s choice): where logind is, also for a user's
+        /// daemon.
         case system
-
-        /// The system bus's address: `$DBUS_SYSTEM_BUS_ADDRESS`, else the one every D-Bus
-        /// library defaults to.
-        static var systemBusAddress: String {
-            ProcessEnvironment.current["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 } ?? "unix:path=/run/dbus/system_bus_socket"
-        }
         /// A bus at this D-Bus address (a test's private dbus-daemon, a given session bus).
         case address(String)
     }
@@ -77,9 +71,6 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
 
     package init(_ requested: Address, endsLoop: EdgeEventLoop? = nil, setUp: @escaping (OpaquePointer) -> Int32, onEvent: @escaping (Event) -> Void) {
         self.requested = requested
-        // The system bus at its address from the start, so that the first connection waits for
-        // a socket not there yet (`sd_bus_set_watch_bind`) as reconnects do.
-        if requested == .system { address = Address.systemBusAddress }
         self.endsLoop = endsLoop
         self.setUp = setUp
         self.onEvent = onEvent
@@ -118,6 +109,8 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
         var result: Int32
         if address == nil, requested == .processDefault {
             result = sd_bus_open(&made)
+        } else if address == nil, requested == .system {
+            result = sd_bus_open_system(&made)
         } else {
             result = sd_bus_new(&made)
             let target: String = switch requested {

@@ -87,11 +87,6 @@ public struct LogindEdge: Service {
             sink.finish()
             return
         }
-        let address = DBusConnection.Address.systemBusAddress
-        if address.hasPrefix("unix:path="), access(String(address.dropFirst("unix:path=".count)), F_OK) != 0 {
-            // sd-bus waits for the socket (inotify, no timer); said so that its silence is not a mystery.
-            logger.notice("logind not followed yet: no system bus at \(address) (dbus not started, or not installed); following sleep and shutdown once it is there")
-        }
         let stop: @Sendable () -> Void = {
             // Queued before the remove: a loop of the edge's own closes with its connection.
             loop.perform { client.finish() }
