@@ -44,6 +44,21 @@ extension IntegrationSuites.SystemManagerTests {
         #expect(lines.contains { $0.contains("saves its services' state before the machine shuts down") }, "\(lines)")
     }
 
+    // Fails when the bus name and logind's client each open a connection: two unique names.
+    @Test("the daemon, a system unit, holds one connection to the system bus: its bus name (LogControl1, Host1) and logind's client share it")
+    func oneSystemBusConnection() async throws {
+        let system = try Self.system()
+        try await Self.ensureActive(system)
+        try await Self.waitForInhibitors(system)
+        let pid = try await system.show(Self.unit, ["MainPID"])["MainPID"] ?? "0"
+        let listed = try await system.run(["busctl", "list", "--unique", "--no-legend", "--no-pager"])
+        let mine = listed.stdout.split(separator: "\n").filter { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init) == pid }
+        #expect(listed.succeeded && mine.count == 1, "the daemon's (pid \(pid)) connections: \(mine)\n\(listed)")
+        // Both are served on it: the name's objects, and logind's inhibitors (above).
+        let level = try await system.run(["busctl", "get-property", "org.apphost.apphostd", "/org/freedesktop/LogControl1", "org.freedesktop.LogControl1", "LogLevel"])
+        #expect(level.succeeded, "\(level)")
+    }
+
     // Fails on a daemon that does not follow PrepareForSleep: no request with cause sleep.
     @Test("systemctl suspend: every service gets its background (cause sleep) before logind starts systemd-suspend.service, logind never reaches its limit, and after the resume the daemon is in the foreground (cause resume), a new inhibitor held and the sleep counted")
     func aSuspendSavesBeforeTheSleep() async throws {

@@ -5,12 +5,14 @@ import Glibc
 /// itself when the bus goes away, as after `systemctl restart dbus`.
 ///
 /// sd-bus speaks the protocol: authentication, the messages, the checks. This only keeps the
-/// connection: it opens it (`sd_bus_open`'s choice of bus, or a given address), has its owner add
-/// what it serves (`setUp`: vtables, the name), and on `org.freedesktop.DBus.Local.Disconnected`
-/// builds all of it again on a new connection to the same address, with `sd_bus_set_watch_bind`
-/// so that a bus socket not yet back is waited for without a timer. A connection that fails to
-/// come up is tried again after 100 ms, doubling up to 30 s: the only timer, and only while a
-/// reconnect is pending. Touched on the loop's thread only.
+/// connection: it opens it (`sd_bus_open`'s choice of bus, or a given address), has each of its
+/// members add what it serves or follows (`Member.setUp`: vtables, the name, matches), and on
+/// `org.freedesktop.DBus.Local.Disconnected` builds all of it again on a new connection to the
+/// same address, with `sd_bus_set_watch_bind` so that a bus socket not yet back is waited for
+/// without a timer. A connection that fails to come up is tried again after 100 ms, doubling up
+/// to 30 s: the only timer, and only while a reconnect is pending. The daemon's edges share one
+/// connection per bus (`join`); one that leaves takes back what it added, and the last closes
+/// it. Touched on the loop's thread only.
 package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
     /// Which bus.
     package enum Address: Sendable, Equatable {
@@ -40,14 +42,44 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
         case gaveUp(reason: String)
     }
 
+    /// One party on the connection: what it adds to each new connection, what it is told, and
+    /// how it takes back what it added when it leaves a connection that others keep.
+    package final class Member: @unchecked Sendable {
+        let setUp: (OpaquePointer) -> Int32
+        let onEvent: (Event) -> Void
+        let leave: (OpaquePointer?) -> Void
+        /// The connection it is on, once it joined (on the loop's thread).
+        fileprivate(set) weak var connection: DBusConnection?
+
+        /// `setUp` returns 0 or a negative errno; `leave` gets the open connection, or nil.
+        package init(setUp: @escaping (OpaquePointer) -> Int32, onEvent: @escaping (Event) -> Void, leave: @escaping (OpaquePointer?) -> Void) {
+            self.setUp = setUp
+            self.onEvent = onEvent
+            self.leave = leave
+        }
+
+        /// The member has the connection working (its name owned, an answer had): see
+        /// `DBusConnection.markEstablished`.
+        package func markEstablished() {
+            connection?.markEstablished()
+        }
+    }
+
     let requested: Address
-    /// Adds what the owner serves to a new connection: 0 or a negative errno. The owner's
-    /// objects, whose addresses sd-bus holds, live as long as these closures: until `finish`,
-    /// after which the connection is closed and sd-bus calls nothing of theirs.
-    private var setUp: (OpaquePointer) -> Int32
-    private var onEvent: (Event) -> Void
-    /// A connection of its own loop ends it.
-    private let endsLoop: EdgeEventLoop?
+    /// Who is on it. Their objects, whose addresses sd-bus holds, live as long as they do.
+    private var members: [Member]
+    /// Those that left while this connection was open: sd-bus may still answer their pending
+    /// calls into them, so they live until it closes.
+    private var former: [Member] = []
+    /// The loop it is on; a connection of its own loop (`endsLoop`) ends it.
+    private let loop: EdgeEventLoop?
+    private let endsLoop: Bool
+    /// `sd_bus_get_scope` of the first connection: `system` or `user` for a bus sd-bus chose.
+    package private(set) var scope: String?
+    /// A bus opened already (to learn its scope): the first connection.
+    private var opened: OpaquePointer?
+    /// Takes it out of the loop's shared connections: it can no longer be joined.
+    var unregister: () -> Void = {}
     /// The connection, while there is one.
     package private(set) var bus: OpaquePointer?
     /// The address the first connection reached: where every new one goes.
@@ -69,12 +101,18 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
     static let firstDelay = Duration.milliseconds(100)
     static let maximumDelay = Duration.seconds(30)
 
-    package init(_ requested: Address, endsLoop: EdgeEventLoop? = nil, setUp: @escaping (OpaquePointer) -> Int32, onEvent: @escaping (Event) -> Void) {
+    init(_ requested: Address, on loop: EdgeEventLoop?, endsLoop: Bool, member: Member, opened: OpaquePointer? = nil) {
         self.requested = requested
+        self.loop = loop
         self.endsLoop = endsLoop
-        self.setUp = setUp
-        self.onEvent = onEvent
+        self.members = [member]
+        self.opened = opened
+        member.connection = self
     }
+
+    /// Whether a new member may join: not finished, and not ended for good.
+    var isJoinable: Bool { !isFinished && !hasEnded }
+    private var hasEnded = false
 
     /// Opens the first connection. Its failure is the add's (`EdgeEventLoop.add` throws it).
     package func attach(to event: OpaquePointer) -> Int32 {
@@ -91,14 +129,52 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
         establishedAt = .now
     }
 
+    /// Adds `member`, set up at once on the open connection: 0 or a negative errno (it is then
+    /// not on it).
+    func add(_ member: Member) -> Int32 {
+        if let bus {
+            let result = member.setUp(bus)
+            guard result >= 0 else {
+                member.leave(bus)
+                former.append(member)
+                return result
+            }
+        }
+        members.append(member)
+        member.connection = self
+        return 0
+    }
+
+    /// Takes `member` off: it takes back what it added; the last one closes the connection.
+    package func leave(_ member: Member) {
+        guard let index = members.firstIndex(where: { $0 === member }) else { return }
+        members.remove(at: index)
+        member.leave(bus)
+        if bus != nil { former.append(member) }
+        if members.isEmpty {
+            unregister()
+            if let loop { loop.remove(self) } else { finish() }
+        }
+    }
+
     package func finish() {
+        guard !isFinished else { return }
         isFinished = true
+        unregister()
         if let retry { sd_event_source_disable_unref(retry) }
         retry = nil
+        if let opened { sd_bus_close_unref(opened) }
+        opened = nil
         closeBus()
-        setUp = { _ in -ECANCELED }
-        onEvent = { _ in }
-        endsLoop?.close()
+        let left = members
+        members = []
+        for member in left { member.leave(nil) }
+        if endsLoop { loop?.close() }
+    }
+
+    /// Tells every member, in the order they joined.
+    private func tell(_ event: Event) {
+        for member in members { member.onEvent(event) }
     }
 
     private var context: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
@@ -107,7 +183,10 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
     private func connect() -> Int32 {
         var made: OpaquePointer?
         var result: Int32
-        if address == nil, requested == .processDefault {
+        if let opened {
+            (made, result) = (opened, 0)
+            self.opened = nil
+        } else if address == nil, requested == .processDefault {
             result = sd_bus_open(&made)
         } else if address == nil, requested == .system {
             result = sd_bus_open_system(&made)
@@ -131,8 +210,8 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
         if address == nil {
             var text: UnsafePointer<CChar>?
             if sd_bus_get_address(made, &text) >= 0, let text { address = String(cString: text) }
-            var scope: UnsafePointer<CChar>?
-            trustsUserBus = requested == .processDefault && sd_bus_get_scope(made, &scope) >= 0 && scope.map { String(cString: $0) } == "user"
+            scope = Self.scope(of: made)
+            trustsUserBus = requested == .processDefault && scope == "user"
         }
         result = sd_bus_attach_event(made, event, 0)
         if result >= 0 {
@@ -143,7 +222,7 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
                 return 0
             }, context)
         }
-        if result >= 0 { result = setUp(made) }
+        for member in members where result >= 0 { result = member.setUp(made) }
         guard result >= 0 else {
             sd_bus_close_unref(made)
             return result
@@ -152,11 +231,18 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
         return 0
     }
 
+    /// `system` or `user` for a bus sd-bus chose; nil for one at an address.
+    static func scope(of bus: OpaquePointer) -> String? {
+        var scope: UnsafePointer<CChar>?
+        return sd_bus_get_scope(bus, &scope) >= 0 ? scope.map { String(cString: $0) } : nil
+    }
+
     /// Closes without flushing: a flush waits for a bus that may never answer, on the edge's
     /// thread (the signals' and memory pressure's too).
     private func closeBus() {
         if let bus { sd_bus_close_unref(bus) }
         bus = nil
+        former = []
     }
 
     /// In sd-bus's dispatch of this connection: the rest waits for the loop's next turn.
@@ -167,14 +253,17 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
             established = false
             // A connection that stayed up a while starts the backoff over.
             if ContinuousClock.now - establishedAt >= Self.maximumDelay { delay = Self.firstDelay }
-            onEvent(.lost(reason: reason))
+            tell(.lost(reason: reason))
             schedule(after: nextWait())
         } else if everEstablished {
             let wait = nextWait()
-            onEvent(.reconnectFailed(reason: reason, retryIn: wait))
+            tell(.reconnectFailed(reason: reason, retryIn: wait))
             schedule(after: wait)
         } else {
-            onEvent(.endedBeforeEstablished(reason: reason))
+            // No new connection follows: one who joins now needs a connection of its own.
+            hasEnded = true
+            unregister()
+            tell(.endedBeforeEstablished(reason: reason))
         }
     }
 
@@ -196,7 +285,9 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
         }, context)
         guard result >= 0, let source else {
             retry = nil
-            onEvent(.gaveUp(reason: "no timer for the next try: \(SystemErrorText.describe(-result))"))
+            hasEnded = true
+            unregister()
+            tell(.gaveUp(reason: "no timer for the next try: \(SystemErrorText.describe(-result))"))
             return
         }
         retry = source
@@ -209,7 +300,7 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
         let result = connect()
         guard result < 0 else { return }
         let wait = nextWait()
-        onEvent(.reconnectFailed(reason: SystemErrorText.describe(-result), retryIn: wait))
+        tell(.reconnectFailed(reason: SystemErrorText.describe(-result), retryIn: wait))
         schedule(after: wait)
     }
 }

@@ -86,6 +86,29 @@ package final class EdgeEventLoop: Sendable {
         if code != 0 { throw Errno(rawValue: code) }
     }
 
+    /// Runs `work` on the loop's thread with what the loop's clients share there, and waits
+    /// (microseconds) for its errno: how the daemon's edges find and share one bus connection.
+    /// Never call it from that thread.
+    /// - Throws: `work`'s errno; `EBADF` on a closed loop (`work` then does not run).
+    package func withLocal(_ work: @escaping @Sendable (Local) -> Int32) throws(Errno) {
+        let reply = ThreadHandoff<Int32>()
+        guard shared.enqueue(.local(work, reply)) else { throw Errno(rawValue: EBADF) }
+        let code = reply.wait()
+        if code != 0 { throw Errno(rawValue: code) }
+    }
+
+    /// The loop's own side, touched on its thread only (`withLocal`).
+    package final class Local: @unchecked Sendable {
+        /// What the loop's clients share, by key: one bus connection per bus.
+        package var shared: [String: AnyObject] = [:]
+        fileprivate var attach: (any EdgeEventClient) -> Int32 = { _ in EBADF }
+
+        /// Adds `client` at once: 0, or the errno of its attach (it is then finished).
+        package func add(_ client: any EdgeEventClient) -> Int32 {
+            attach(client)
+        }
+    }
+
     /// Takes `client` out; the loop's thread finishes it. Idempotent.
     package func remove(_ client: any EdgeEventClient) {
         _ = shared.enqueue(.remove(ObjectIdentifier(client)))
@@ -120,6 +143,7 @@ package final class EdgeEventLoop: Sendable {
             case add(any EdgeEventClient, ThreadHandoff<Int32>)
             case remove(ObjectIdentifier)
             case perform(@Sendable () -> Void)
+            case local(@Sendable (Local) -> Int32, ThreadHandoff<Int32>)
             case close
         }
 
@@ -130,6 +154,7 @@ package final class EdgeEventLoop: Sendable {
 
         let queue = Mutex(Queue())
         let wake: EdgeEventWakeup
+        let local = Local()
         /// Signalled once the loop has ended.
         let ended = DispatchSemaphore(value: 0)
         /// Loop thread only.
@@ -140,6 +165,7 @@ package final class EdgeEventLoop: Sendable {
 
         init(wake: EdgeEventWakeup) {
             self.wake = wake
+            local.attach = { [unowned self] in self.attach($0) }
         }
 
         /// Queues `work` and wakes the loop; false when the loop is closed (`close` is then a
@@ -165,14 +191,34 @@ package final class EdgeEventLoop: Sendable {
                 return queue.work
             }
             for item in pending {
-                if case .add(let client, let reply) = item {
+                switch item {
+                case .add(let client, let reply):
                     client.finish()
                     reply.hand(code == 0 ? EBADF : code)
+                case .local(_, let reply):
+                    reply.hand(code == 0 ? EBADF : code)
+                case .remove, .perform, .close: break
                 }
             }
             let rest = clients.values
             clients = [:]
+            local.shared = [:]
             rest.forEach { $0.finish() }
+        }
+
+        /// On the loop's thread: adds `client`, or finishes it when its attach fails.
+        func attach(_ client: any EdgeEventClient) -> Int32 {
+            guard let event else {
+                client.finish()
+                return EBADF
+            }
+            let code = client.attach(to: event)
+            if code == 0 {
+                clients[ObjectIdentifier(client)] = client
+            } else {
+                client.finish()
+            }
+            return code
         }
 
         /// On the loop's thread: what the callers queued, in order.
@@ -186,13 +232,9 @@ package final class EdgeEventLoop: Sendable {
             for item in work {
                 switch item {
                 case .add(let client, let reply):
-                    let code = client.attach(to: event)
-                    if code == 0 {
-                        clients[ObjectIdentifier(client)] = client
-                    } else {
-                        client.finish()
-                    }
-                    reply.hand(code)
+                    reply.hand(attach(client))
+                case .local(let work, let reply):
+                    reply.hand(work(local))
                 case .remove(let id):
                     clients.removeValue(forKey: id)?.finish()
                 case .perform(let work):

@@ -85,10 +85,11 @@ public struct HostDBusEdge: Service {
         case .default: .processDefault
         case .address(let text): .address(text)
         }
-        let connection = DBusConnection(address, endsLoop: ownLoop ? loop : nil, setUp: server.setUp, onEvent: server.connectionChanged)
-        server.connection = connection
+        let member = DBusConnection.Member(setUp: server.setUp, onEvent: server.connectionChanged, leave: server.leave)
+        server.member = member
+        let connection: DBusConnection
         do {
-            try loop.add(connection)
+            connection = try DBusConnection.join(address, member: member, on: loop, endsLoop: ownLoop)
         } catch {
             let place = switch bus {
             case .default: "no bus (sd_bus_open)"
@@ -100,7 +101,8 @@ public struct HostDBusEdge: Service {
             return
         }
         let stop: @Sendable () -> Void = {
-            loop.remove(connection)
+            // The connection stays while logind's client is on it.
+            loop.perform { connection.leave(member) }
             sink.finish()
             callSink.finish()
         }

@@ -15,8 +15,12 @@ final class HostDBusObject: @unchecked Sendable {
         self.calls = calls
     }
 
-    /// Adds the vtable to `bus`; it lives as long as the connection.
+    /// The vtable on the current connection.
+    private var slot: OpaquePointer?
+
+    /// Adds the vtable to `bus`, in place of the last connection's.
     func setUp(_ bus: OpaquePointer) -> Int32 {
+        leave()
         var slot: UnsafeMutableRawPointer?
         let context = Unmanaged.passUnretained(self).toOpaque()
         let result = apphost_host_dbus_add(UnsafeMutableRawPointer(bus), &slot, context, { context, property, reply in
@@ -25,8 +29,14 @@ final class HostDBusObject: @unchecked Sendable {
             Unmanaged<HostDBusObject>.fromOpaque(context!).takeUnretainedValue().received(String(cString: member!), OpaquePointer(call!))
         })
         guard result >= 0 else { return result }
-        _ = sd_bus_slot_set_floating(OpaquePointer(slot), 1)
+        self.slot = OpaquePointer(slot)
         return 0
+    }
+
+    /// Takes the vtable off the connection: Host1 is no longer served there.
+    func leave() {
+        if let slot { sd_bus_slot_unref(slot) }
+        slot = nil
     }
 
     private func append(_ property: String, to reply: OpaquePointer) -> Int32 {

@@ -21,9 +21,13 @@ final class LogControlServer: @unchecked Sendable {
     /// Host1, when served.
     let host: HostDBusObject?
     let reports: AsyncStream<Report>.Continuation
-    /// Set once, before the connection is added.
-    var connection: DBusConnection?
+    /// Its place on the connection; set before it joins.
+    weak var member: DBusConnection.Member?
     private var wasOwned = false
+    /// What it added to the current connection: the vtable and the pending RequestName.
+    private var slots: [OpaquePointer] = []
+    /// Whether it left the connection: a late answer to RequestName is not for it.
+    private var hasLeft = false
 
     init(busName: String, properties: LogControlProperties, host: HostDBusObject? = nil, reports: AsyncStream<Report>.Continuation) {
         self.busName = busName
@@ -34,6 +38,7 @@ final class LogControlServer: @unchecked Sendable {
 
     /// The vtable, then the name (asked without waiting: its answer comes on the loop).
     func setUp(_ bus: OpaquePointer) -> Int32 {
+        dropSlots()
         var slot: UnsafeMutableRawPointer?
         let context = Unmanaged.passUnretained(properties).toOpaque()
         var result = apphost_log_control_add(UnsafeMutableRawPointer(bus), &slot, context, { context, property in
@@ -42,20 +47,38 @@ final class LogControlServer: @unchecked Sendable {
             Unmanaged<LogControlProperties>.fromOpaque(context!).takeUnretainedValue().set(String(cString: property!), to: String(cString: value!))
         })
         guard result >= 0 else { return result }
-        // The vtable lives as long as the connection.
-        _ = sd_bus_slot_set_floating(OpaquePointer(slot), 1)
+        slots.append(OpaquePointer(slot!))
         if let host {
             result = host.setUp(bus)
             guard result >= 0 else { return result }
         }
-        result = sd_bus_request_name_async(bus, nil, busName, 0, { reply, userdata, _ in
+        var request: OpaquePointer?
+        result = sd_bus_request_name_async(bus, &request, busName, 0, { reply, userdata, _ in
             Unmanaged<LogControlServer>.fromOpaque(userdata!).takeUnretainedValue().nameAnswered(reply)
             return 0
         }, Unmanaged.passUnretained(self).toOpaque())
+        if let request { slots.append(request) }
         return result
     }
 
+    /// Leaves a connection that others keep (logind's client): the objects go, and the name
+    /// when it is ours.
+    func leave(_ bus: OpaquePointer?) {
+        hasLeft = true
+        dropSlots()
+        host?.leave()
+        // A handler of its own: sd-bus's default one closes the connection on an error reply,
+        // and the connection is not this server's alone.
+        if let bus, wasOwned { _ = sd_bus_release_name_async(bus, nil, busName, { _, _, _ in 1 }, nil) }
+    }
+
+    private func dropSlots() {
+        for slot in slots { sd_bus_slot_unref(slot) }
+        slots = []
+    }
+
     private func nameAnswered(_ reply: OpaquePointer?) {
+        guard !hasLeft else { return }
         // A connection that went away fails its pending calls first; its Disconnected says why.
         if let bus = sd_bus_message_get_bus(reply), sd_bus_is_open(bus) <= 0 { return }
         if let error = sd_bus_message_get_error(reply), sd_bus_error_is_set(error) != 0 {
@@ -77,7 +100,7 @@ final class LogControlServer: @unchecked Sendable {
         case 1, 4:
             reports.yield(.owned(again: wasOwned))
             wasOwned = true
-            connection?.markEstablished()
+            member?.markEstablished()
         case 3:
             refuse("another process owns \(busName)")
         default:

@@ -4,26 +4,52 @@ import Glibc
 // The calls to logind and their answers, through sd-bus's asynchronous calls: the loop never
 // waits for logind.
 extension LogindClient {
-    /// `Get(Manager, InhibitDelayMaxUSec)`: its answer says whether logind is there.
-    func askDelayMax(_ bus: OpaquePointer) -> Int32 {
+    /// An argument of a call to logind.
+    enum Argument {
+        case string(String)
+        case uint32(UInt32)
+    }
+
+    /// Calls `member` of logind's `interface` at `path` without waiting: `answered` gets the
+    /// reply (or the error) on the loop, with the client as its userdata. 0 or a negative errno.
+    func call(_ bus: OpaquePointer, path: String = path, interface: String = manager, _ member: String, _ arguments: [Argument], _ answered: sd_bus_message_handler_t) -> Int32 {
         var call: OpaquePointer?
-        var result = sd_bus_message_new_method_call(bus, &call, Self.destination, Self.path, "org.freedesktop.DBus.Properties", "Get")
+        var result = sd_bus_message_new_method_call(bus, &call, Self.destination, path, interface, member)
         guard result >= 0, let call else { return result }
         defer { sd_bus_message_unref(call) }
-        for argument in [Self.manager, "InhibitDelayMaxUSec"] {
-            result = argument.withCString { sd_bus_message_append_basic(call, CChar(UInt8(ascii: "s")), $0) }
+        for argument in arguments {
+            switch argument {
+            case .string(let text):
+                result = text.withCString { sd_bus_message_append_basic(call, CChar(UInt8(ascii: "s")), $0) }
+            case .uint32(var value):
+                result = sd_bus_message_append_basic(call, CChar(UInt8(ascii: "u")), &value)
+            }
             guard result >= 0 else { return result }
         }
-        return sd_bus_call_async(bus, nil, call, { reply, userdata, _ in
+        return sd_bus_call_async(bus, nil, call, answered, context, 0)
+    }
+
+    /// Follows logind's signal `member` of `interface` at `path`; the match goes when the client
+    /// leaves the connection. 0 or a negative errno.
+    func match(_ bus: OpaquePointer, _ path: String, _ interface: String, _ member: String, _ handler: sd_bus_message_handler_t) -> Int32 {
+        var slot: OpaquePointer?
+        let result = sd_bus_match_signal_async(bus, &slot, Self.destination, path, interface, member, handler, nil, context)
+        if let slot { matches.append(slot) }
+        return result
+    }
+
+    /// `Get(Manager, InhibitDelayMaxUSec)`: its answer says whether logind is there.
+    func askDelayMax(_ bus: OpaquePointer) -> Int32 {
+        call(bus, path: Self.path, interface: "org.freedesktop.DBus.Properties", "Get", [.string(Self.manager), .string("InhibitDelayMaxUSec")]) { reply, userdata, _ in
             Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().delayMaxAnswered(reply)
             return 0
-        }, Unmanaged.passUnretained(self).toOpaque(), 0)
+        }
     }
 
     private func delayMaxAnswered(_ reply: OpaquePointer?) {
         if let bus = sd_bus_message_get_bus(reply), sd_bus_is_open(bus) <= 0 { return }
         // The bus answered (logind or not): a connection worth making again when it goes.
-        connection?.markEstablished()
+        member?.markEstablished()
         if let (name, message) = Self.error(of: reply) {
             events.yield(.logindMissing(reason: "\(name): \(message)"))
             return
@@ -55,14 +81,6 @@ extension LogindClient {
 
     /// `Inhibit(what, who, why, "delay")`.
     func inhibit(_ what: Inhibition, on bus: OpaquePointer) -> Int32 {
-        var call: OpaquePointer?
-        var result = sd_bus_message_new_method_call(bus, &call, Self.destination, Self.path, Self.manager, "Inhibit")
-        guard result >= 0, let call else { return result }
-        defer { sd_bus_message_unref(call) }
-        for argument in [what.rawValue, who, what.why, "delay"] {
-            result = argument.withCString { sd_bus_message_append_basic(call, CChar(UInt8(ascii: "s")), $0) }
-            guard result >= 0 else { return result }
-        }
         let answered: sd_bus_message_handler_t = switch what {
         case .sleep: { reply, userdata, _ in
             Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().inhibitorAnswered(.sleep, reply)
@@ -73,7 +91,7 @@ extension LogindClient {
             return 0
         }
         }
-        return sd_bus_call_async(bus, nil, call, answered, Unmanaged.passUnretained(self).toOpaque(), 0)
+        return call(bus, "Inhibit", [what.rawValue, who, what.why, "delay"].map { .string($0) }, answered)
     }
 
     /// The D-Bus error of a reply, if it is one.

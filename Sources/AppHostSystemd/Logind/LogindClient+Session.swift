@@ -17,13 +17,13 @@ extension LogindClient {
             return 0
         }
         for member in ["SessionNew", "SessionRemoved"] {
-            let result = sd_bus_match_signal_async(bus, nil, Self.destination, Self.path, Self.manager, member, changed, nil, context)
+            let result = match(bus, Self.path, Self.manager, member, changed)
             guard result >= 0 else { return result }
         }
-        return sd_bus_match_signal_async(bus, nil, Self.destination, Self.seat0, "org.freedesktop.DBus.Properties", "PropertiesChanged", { message, userdata, _ in
+        return match(bus, Self.seat0, "org.freedesktop.DBus.Properties", "PropertiesChanged") { message, userdata, _ in
             Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().seatPropertiesChanged(message)
             return 0
-        }, nil, context)
+        }
     }
 
     /// seat0's `PropertiesChanged`: only a change of `ActiveSession` (seat0 switched users)
@@ -81,15 +81,10 @@ extension LogindClient {
     }
 
     private func askUser(_ bus: OpaquePointer, uid: uid_t) {
-        var call: OpaquePointer?
-        guard sd_bus_message_new_method_call(bus, &call, Self.destination, Self.path, Self.manager, "GetUser") >= 0, let call else { return }
-        defer { sd_bus_message_unref(call) }
-        var value = UInt32(uid)
-        guard sd_bus_message_append_basic(call, CChar(UInt8(ascii: "u")), &value) >= 0 else { return }
-        _ = sd_bus_call_async(bus, nil, call, { reply, userdata, _ in
+        _ = call(bus, "GetUser", [.uint32(UInt32(uid))]) { reply, userdata, _ in
             Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().userAnswered(reply)
             return 0
-        }, context, 0)
+        }
     }
 
     private func userAnswered(_ reply: OpaquePointer?) {
@@ -271,26 +266,12 @@ extension LogindClient {
 
     /// `Get(interface, name)` on `path`.
     private func getProperty(_ bus: OpaquePointer, _ path: String, _ interface: String, _ name: String, _ answered: sd_bus_message_handler_t) -> Int32 {
-        var call: OpaquePointer?
-        var result = sd_bus_message_new_method_call(bus, &call, Self.destination, path, "org.freedesktop.DBus.Properties", "Get")
-        guard result >= 0, let call else { return result }
-        defer { sd_bus_message_unref(call) }
-        for argument in [interface, name] {
-            result = argument.withCString { sd_bus_message_append_basic(call, CChar(UInt8(ascii: "s")), $0) }
-            guard result >= 0 else { return result }
-        }
-        return sd_bus_call_async(bus, nil, call, answered, context, 0)
+        call(bus, path: path, interface: "org.freedesktop.DBus.Properties", "Get", [.string(interface), .string(name)], answered)
     }
 
     /// A manager method with one string argument.
     private func callManager(_ bus: OpaquePointer, _ member: String, string: String, _ answered: sd_bus_message_handler_t) -> Int32 {
-        var call: OpaquePointer?
-        var result = sd_bus_message_new_method_call(bus, &call, Self.destination, Self.path, Self.manager, member)
-        guard result >= 0, let call else { return result }
-        defer { sd_bus_message_unref(call) }
-        result = string.withCString { sd_bus_message_append_basic(call, CChar(UInt8(ascii: "s")), $0) }
-        guard result >= 0 else { return result }
-        return sd_bus_call_async(bus, nil, call, answered, context, 0)
+        call(bus, member, [.string(string)], answered)
     }
 
     /// The uid of user `name`, from the passwd database.

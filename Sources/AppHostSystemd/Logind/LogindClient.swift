@@ -56,8 +56,12 @@ final class LogindClient: @unchecked Sendable {
     /// Called on the loop's thread when the deadline released an inhibitor the Swift side had
     /// not: with how long logind had been waiting. It names the service still inside a hook.
     let deadlinePassed: @Sendable (Inhibition, Duration) -> Void
-    /// Set once, before the connection is added.
-    var connection: DBusConnection?
+    /// Its place on the system-bus connection (the daemon's, when its bus name is there too);
+    /// set before it joins.
+    weak var member: DBusConnection.Member?
+    /// Its matches on the current connection: taken off when it leaves a connection that the
+    /// daemon's bus name keeps.
+    var matches: [OpaquePointer] = []
 
     /// How long logind waits for delay inhibitors; 5 s (its default) until it said.
     private(set) var delayMax = Duration.seconds(5)
@@ -106,25 +110,26 @@ final class LogindClient: @unchecked Sendable {
     func setUp(_ bus: OpaquePointer) -> Int32 {
         // Set once everything is added: a failed set-up closes this bus, which must not stay here.
         self.bus = nil
-        var result = sd_bus_match_signal_async(bus, nil, Self.destination, Self.path, Self.manager, "PrepareForSleep", { message, userdata, _ in
+        // The matches on the old connection go with it.
+        leave()
+        var result = match(bus, Self.path, Self.manager, "PrepareForSleep") { message, userdata, _ in
             Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().prepare(.sleep, message)
             return 0
-        }, nil, context)
+        }
         guard result >= 0 else { return result }
-        result = sd_bus_match_signal_async(bus, nil, Self.destination, Self.path, Self.manager, "PrepareForShutdown", { message, userdata, _ in
+        result = match(bus, Self.path, Self.manager, "PrepareForShutdown") { message, userdata, _ in
             Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().prepare(.shutdown, message)
             return 0
-        }, nil, context)
+        }
         guard result >= 0 else { return result }
         let owner = "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.destination)'"
-        result = sd_bus_add_match_async(bus, nil, owner, { message, userdata, _ in
+        var slot: OpaquePointer?
+        result = sd_bus_add_match_async(bus, &slot, owner, { message, userdata, _ in
             Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().ownerChanged(message)
             return 0
         }, nil, context)
         guard result >= 0 else { return result }
-        // The matches on the session belonged to the old connection.
-        for slot in session?.slots ?? [] { sd_bus_slot_unref(slot) }
-        session = nil
+        if let slot { matches.append(slot) }
         result = followSessionChanges(bus)
         guard result >= 0 else { return result }
         result = askDelayMax(bus)
@@ -154,9 +159,15 @@ final class LogindClient: @unchecked Sendable {
     func finish() {
         isFinished = true
         for what in Inhibition.allCases { close(what) }
-        for slot in session?.slots ?? [] { sd_bus_slot_unref(slot) }
-        session = nil
+        leave()
         events.finish()
+    }
+
+    /// Takes its matches off the connection (they belong to an old one, or it leaves it).
+    func leave() {
+        for slot in matches + (session?.slots ?? []) { sd_bus_slot_unref(slot) }
+        matches = []
+        session = nil
     }
 
     // MARK: Inhibitors

@@ -32,6 +32,8 @@ public struct LogindEdge: Service {
     let save: @Sendable () async -> Void
     /// Whose screen lock is followed; nil: none.
     let session: WatchedSession?
+    /// Where logind is: the system bus, but for tests.
+    let bus: DBusConnection.Address
 
     /// Follows logind for `host`, on an event loop of its own; `save` returns once the
     /// restorable state is on disk (`RestorableStateFiles.writePending()`).
@@ -45,9 +47,11 @@ public struct LogindEdge: Service {
     /// `startAfter` returns (the launch: the bus stays off the way to `READY=1`).
     package init(
         host: PluggableApplicationHost, who: String, logger: Logger, on loop: EdgeEventLoop?,
-        startAfter: (@Sendable () async -> Void)? = nil, session: WatchedSession? = .auto, save: @escaping @Sendable () async -> Void = {}
+        startAfter: (@Sendable () async -> Void)? = nil, session: WatchedSession? = .auto, bus: DBusConnection.Address = .system,
+        save: @escaping @Sendable () async -> Void = {}
     ) {
         self.session = session
+        self.bus = bus
         self.host = host
         self.who = who
         self.logger = logger
@@ -78,19 +82,23 @@ public struct LogindEdge: Service {
             metrics.recordRelease(what, after: waited)
             Self.reportDeadline(what, waited: waited, host: host, logger: logger)
         }
-        let connection = DBusConnection(.system, endsLoop: ownLoop ? loop : nil, setUp: client.setUp, onEvent: client.connectionChanged)
-        client.connection = connection
+        let member = DBusConnection.Member(setUp: client.setUp, onEvent: client.connectionChanged, leave: { _ in client.leave() })
+        client.member = member
+        let connection: DBusConnection
         do {
-            try loop.add(connection)
+            // The daemon's connection when its bus name is on the system bus too: one per daemon.
+            connection = try DBusConnection.join(bus, member: member, on: loop, endsLoop: ownLoop)
         } catch {
             logger.notice("logind not followed: no system bus (sd_bus_open_system: \(SystemErrorText.reason(error.rawValue))); sleep and shutdown reach the services only by signal")
             sink.finish()
             return
         }
         let stop: @Sendable () -> Void = {
-            // Queued before the remove: a loop of the edge's own closes with its connection.
-            loop.perform { client.finish() }
-            loop.remove(connection)
+            // The connection stays while the bus name is on it; the last to leave closes it.
+            loop.perform {
+                client.finish()
+                connection.leave(member)
+            }
             // Also when the loop is closed already and drops the work above.
             sink.finish()
         }
