@@ -58,6 +58,34 @@ import Testing
         }
     }
 
+    /// Publishes logind's screen lock from inside a background hook, as a lock that arrives
+    /// during another request does; keeps the cause its protected-data hook sees.
+    final class ScreenDuringRequest: ApplicationService, Sendable {
+        let seen = Mutex<[String?]>([])
+
+        func applicationDidEnterBackground(_ application: ApplicationHandle) async throws {
+            application.bus.publish(SessionLockDidChange(isLocked: true, reason: "screen locked", cause: "screen-lock"))
+        }
+
+        func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
+            seen.withLock { $0.append(ServiceContext.current?.hostRequestCause) }
+        }
+    }
+
+    // Fails when the change takes the cause of the request it arrived in (nil, a signal's).
+    @Test("a screen lock that arrives during another request is applied with its own cause, not the request's")
+    func aLockDuringARequestKeepsItsCause() async throws {
+        let service = ScreenDuringRequest()
+        try await withTestHost([ServiceDescriptor(name: "s", service: service)]) { host in
+            let records = host.messages(of: LifecycleEventRecord.self)
+            try await host.launched()
+            try await host.enterBackground()
+            #expect(service.seen.withLock { $0 } == ["screen-lock"])
+            #expect(records.all.last { $0.event == .protectedDataWillBecomeUnavailable }?.cause == "screen-lock")
+            #expect(host.status.cause == nil, "the state moved by the signal's request: \(host.status)")
+        }
+    }
+
     @Test("the service inside a hook is named while the loop waits for it")
     func theServiceInsideAHookIsNamed() async throws {
         let stuck = Stuck()

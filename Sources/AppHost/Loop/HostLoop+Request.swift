@@ -64,8 +64,16 @@ extension HostLoop {
     /// only the terminate reports.
     mutating func finishRequest(ready: Bool = false, group: inout DiscardingTaskGroup) async {
         while !sessionLockChanges.isEmpty {
-            // Refused once a terminate is pending: the terminate runs next.
-            await applySessionLock(sessionLockChanges.removeFirst(), group: &group)
+            let change = sessionLockChanges.removeFirst()
+            // Refused once a terminate is pending: the terminate runs next. A change the machine
+            // asked for (the screen lock) keeps its own cause inside another request.
+            if let cause = change.cause, cause != ServiceContext.current?.hostRequestCause {
+                var context = ServiceContext.current ?? .forRequest(nil)
+                context.hostRequestCause = cause
+                _ = await ServiceContext.withValue(context) { await applySessionLock(change, group: &group) }
+            } else {
+                await applySessionLock(change, group: &group)
+            }
         }
         let persist = isPersistDue
         isPersistDue = false
