@@ -68,6 +68,41 @@ struct SharedBusConnectionTests {
         #expect(!logs.messages.contains { $0.hasPrefix("log control unavailable") }, "\(logs.messages)")
     }
 
+    // Fails when a member set up on the closed connection of a pending reconnect: the join throws.
+    @Test("logind's client that joins while the connection waits to reconnect is set up on the next connection")
+    func aJoinDuringAReconnectWaitsForIt() async throws {
+        var bus = try TestSessionBus.start()
+        defer { bus.stop() }
+        let address = bus.socketAddress
+        let logs = CapturedLogs()
+        let loop = try EdgeEventLoop(name: "test-share")
+        defer {
+            loop.close()
+            loop.waitUntilEnded()
+        }
+        let host = try PluggableApplicationHost(services: [ServiceDescriptor(name: "a", service: IdleService())])
+        let named = HostDBusEdge(busName: Self.name, identifier: "sharetest", host: nil, control: LogLevelControl(), bus: .address(address), logger: logs.logger(), on: loop)
+        let logind = LogindEdge(host: host, who: "sharetest", logger: logs.logger(), on: loop, session: nil, bus: .address(address))
+        try await host.withRunning {
+            try await testGracefulShutdown { trigger in
+                try await withThrowingDiscardingTaskGroup { group in
+                    group.addTask { await named.run() }
+                    #expect(await logs.first(timeout: .seconds(10)) { $0.message == "log control on the bus as \(Self.name)" } != nil, "\(logs.messages)")
+                    bus.killed()
+                    // The loss is handled; the next try is 100 ms away.
+                    #expect(await logs.first(timeout: .seconds(10)) { $0.message.hasPrefix("log control: lost the bus") } != nil, "\(logs.messages)")
+                    group.addTask { await logind.run() }
+                    bus = try bus.relaunched()
+                    let followed = await logs.first(timeout: .seconds(15)) { $0.message.hasPrefix("logind is not on the system bus") }
+                    #expect(followed != nil, "\(logs.messages)")
+                    #expect(!logs.messages.contains { $0.hasPrefix("logind not followed") }, "\(logs.messages)")
+                    #expect(try Self.connections(address: bus.address).count == 1)
+                    trigger.triggerGracefulShutdown()
+                }
+            }
+        }
+    }
+
     @Test("a bus name refused by the bus's policy takes its objects off the shared connection, and logind's client keeps the connection")
     func aRefusedNameLeavesTheConnectionToLogind() async throws {
         let bus = try TestSessionBus.start(mayOwnNames: false)

@@ -57,10 +57,21 @@ public final class TestSessionBus: Sendable {
     /// Kills the bus and starts a new one on the same socket, with the same policy, as
     /// `systemctl restart dbus` does: every connection to the old one is gone.
     public func restarted(dbusDaemon: String = "/usr/bin/dbus-daemon", timeout: Duration = .seconds(10)) throws -> TestSessionBus {
+        killed()
+        return try relaunched(dbusDaemon: dbusDaemon, timeout: timeout)
+    }
+
+    /// Kills the bus and removes its socket, keeping its directory: every connection is gone
+    /// until `relaunched()`. Once only.
+    public func killed() {
         kill(pid, SIGKILL)
         waitpid(pid, nil, 0)
         unlink(directory + "/bus")
-        return try Self.launch(dbusDaemon: dbusDaemon, directory: directory, timeout: timeout)
+    }
+
+    /// A new bus on the socket of one `killed()`, with the same policy.
+    public func relaunched(dbusDaemon: String = "/usr/bin/dbus-daemon", timeout: Duration = .seconds(10)) throws -> TestSessionBus {
+        try Self.launch(dbusDaemon: dbusDaemon, directory: directory, timeout: timeout)
     }
 
     /// Starts `dbus-daemon` on `directory`'s bus.conf and returns once it listens.

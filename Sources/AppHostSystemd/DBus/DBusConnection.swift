@@ -132,7 +132,8 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
     /// Adds `member`, set up at once on the open connection: 0 or a negative errno (it is then
     /// not on it).
     func add(_ member: Member) -> Int32 {
-        if let bus {
+        // A connection that went away and waits for its reconnect: the next one sets it up.
+        if let bus, sd_bus_is_open(bus) > 0, retry == nil {
             let result = member.setUp(bus)
             guard result >= 0 else {
                 member.leave(bus)
@@ -149,6 +150,7 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
     package func leave(_ member: Member) {
         guard let index = members.firstIndex(where: { $0 === member }) else { return }
         members.remove(at: index)
+        member.connection = nil
         member.leave(bus)
         if bus != nil { former.append(member) }
         if members.isEmpty {

@@ -61,15 +61,15 @@ final class LogControlServer: @unchecked Sendable {
         return result
     }
 
-    /// Leaves a connection that others keep (logind's client): the objects go, and the name
-    /// when it is ours.
+    /// Leaves a connection that others keep (logind's client): the objects go, and the name.
     func leave(_ bus: OpaquePointer?) {
         hasLeft = true
         dropSlots()
         host?.leave()
         // A handler of its own: sd-bus's default one closes the connection on an error reply,
         // and the connection is not this server's alone.
-        if let bus, wasOwned { _ = sd_bus_release_name_async(bus, nil, busName, { _, _, _ in 1 }, nil) }
+        // Also a name still asked for: the bus answers RequestName, then this.
+        if let bus, sd_bus_is_open(bus) > 0 { _ = sd_bus_release_name_async(bus, nil, busName, { _, _, _ in 1 }, nil) }
     }
 
     private func dropSlots() {

@@ -33,9 +33,26 @@ extension LogindClient {
     /// leaves the connection. 0 or a negative errno.
     func match(_ bus: OpaquePointer, _ path: String, _ interface: String, _ member: String, _ handler: sd_bus_message_handler_t) -> Int32 {
         var slot: OpaquePointer?
-        let result = sd_bus_match_signal_async(bus, &slot, Self.destination, path, interface, member, handler, nil, context)
+        let result = sd_bus_match_signal_async(bus, &slot, Self.destination, path, interface, member, handler, Self.matchInstalled, context)
         if let slot { matches.append(slot) }
         return result
+    }
+
+    /// The bus's answer to AddMatch. A handler of its own: without one, sd-bus closes the
+    /// connection when the bus refuses a match, and the connection is the daemon's bus name's too.
+    static let matchInstalled: sd_bus_message_handler_t = { reply, userdata, _ in
+        Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().matchAnswered(reply)
+        return 0
+    }
+
+    /// A match the bus refused: logind's signals may not arrive, so no inhibitor is held that no
+    /// one would release but logind's limit, until a new connection.
+    private func matchAnswered(_ reply: OpaquePointer?) {
+        guard !isFinished, !cannotFollow, let (name, message) = Self.error(of: reply) else { return }
+        if let bus = sd_bus_message_get_bus(reply), sd_bus_is_open(bus) <= 0 { return }
+        cannotFollow = true
+        for what in Inhibition.allCases { close(what) }
+        events.yield(.unavailable(reason: "the bus refused to pass on logind's signals (\(name): \(message))"))
     }
 
     /// `Get(Manager, InhibitDelayMaxUSec)`: its answer says whether logind is there.
@@ -48,6 +65,7 @@ extension LogindClient {
 
     private func delayMaxAnswered(_ reply: OpaquePointer?) {
         if let bus = sd_bus_message_get_bus(reply), sd_bus_is_open(bus) <= 0 { return }
+        guard !isFinished else { return }
         // The bus answered (logind or not): a connection worth making again when it goes.
         member?.markEstablished()
         if let (name, message) = Self.error(of: reply) {

@@ -197,7 +197,7 @@ extension LogindClient {
         }
         for (interface, member, handler) in [(Self.sessionInterface, "Lock", lock), (Self.sessionInterface, "Unlock", unlock), ("org.freedesktop.DBus.Properties", "PropertiesChanged", properties)] {
             var slot: OpaquePointer?
-            guard sd_bus_match_signal_async(bus, &slot, Self.destination, path, interface, member, handler, nil, context) >= 0, let slot else { continue }
+            guard sd_bus_match_signal_async(bus, &slot, Self.destination, path, interface, member, handler, Self.sessionMatchInstalled, context) >= 0, let slot else { continue }
             slots.append(slot)
         }
         session = (path, "", slots)
@@ -205,6 +205,16 @@ extension LogindClient {
             Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().sessionIDAnswered(reply)
             return 0
         }
+    }
+
+    /// The bus's answer to a session's AddMatch; a handler of its own, as `matchInstalled`.
+    static let sessionMatchInstalled: sd_bus_message_handler_t = { reply, userdata, _ in
+        let client = Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue()
+        if !client.isFinished, let (name, message) = LogindClient.error(of: reply) {
+            // Fails closed: the screen rule keeps its last word.
+            client.events.yield(.noSession(reason: "the bus refused to pass on the session's signals (\(name): \(message))"))
+        }
+        return 0
     }
 
     private func sessionIDAnswered(_ reply: OpaquePointer?) {

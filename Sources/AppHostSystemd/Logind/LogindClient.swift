@@ -62,6 +62,8 @@ final class LogindClient: @unchecked Sendable {
     /// Its matches on the current connection: taken off when it leaves a connection that the
     /// daemon's bus name keeps.
     var matches: [OpaquePointer] = []
+    /// The bus refused one of its matches: nothing is held on this connection.
+    var cannotFollow = false
 
     /// How long logind waits for delay inhibitors; 5 s (its default) until it said.
     private(set) var delayMax = Duration.seconds(5)
@@ -77,7 +79,7 @@ final class LogindClient: @unchecked Sendable {
     /// The last preparation's number: a release names the one it ends.
     private var preparations = 0
     private(set) var bus: OpaquePointer?
-    private var isFinished = false
+    private(set) var isFinished = false
     /// Whose screen lock is followed; nil: none.
     let watched: LogindEdge.WatchedSession?
     /// The session followed now: its object path and id, and the matches on it.
@@ -112,6 +114,7 @@ final class LogindClient: @unchecked Sendable {
         self.bus = nil
         // The matches on the old connection go with it.
         leave()
+        cannotFollow = false
         var result = match(bus, Self.path, Self.manager, "PrepareForSleep") { message, userdata, _ in
             Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().prepare(.sleep, message)
             return 0
@@ -127,7 +130,7 @@ final class LogindClient: @unchecked Sendable {
         result = sd_bus_add_match_async(bus, &slot, owner, { message, userdata, _ in
             Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().ownerChanged(message)
             return 0
-        }, nil, context)
+        }, Self.matchInstalled, context)
         guard result >= 0 else { return result }
         if let slot { matches.append(slot) }
         result = followSessionChanges(bus)
@@ -151,13 +154,17 @@ final class LogindClient: @unchecked Sendable {
             bus = nil
             for what in Inhibition.allCases { close(what) }
             events.yield(.unavailable(reason: reason))
-        case .reconnectFailed: break
+        case .reconnectFailed:
+            // A set-up that failed on another member closed the bus this one was set up on.
+            bus = nil
         }
     }
 
     /// The daemon ends: the inhibitors go with it.
     func finish() {
         isFinished = true
+        // No call nor match of its own after this: a late answer finds no bus.
+        bus = nil
         for what in Inhibition.allCases { close(what) }
         leave()
         events.finish()
@@ -187,14 +194,14 @@ final class LogindClient: @unchecked Sendable {
         return ContinuousClock.now - wait.since
     }
 
-    private func close(_ what: Inhibition) {
+    func close(_ what: Inhibition) {
         if let timer = waiting.removeValue(forKey: what)?.timer { sd_event_source_disable_unref(timer) }
         if let fd = held.removeValue(forKey: what) { Glibc.close(fd) }
     }
 
     /// Asks for each inhibitor not held nor asked for yet.
     func takeInhibitorsNow() {
-        guard let bus, !isFinished else { return }
+        guard let bus, !isFinished, !cannotFollow else { return }
         for what in Inhibition.allCases where held[what] == nil && !asking.contains(what) {
             let result = inhibit(what, on: bus)
             if result < 0 {
