@@ -207,11 +207,10 @@ public final class SessionLockService: ApplicationService {
         guard isLocked else { return true }
         guard !state.withLock({ $0.aRuleSaysLocked }) else { return false }
         let secret: SessionSecret?
-        do throws(SecretUnavailable) {
-            secret = try source.load(environment: lookUp)
-        } catch {
-            state.withLock { $0.problem = error.description }
-            application.logger.error("session stays locked: the secret \(error)", metadata: ["secret": "\(error.path)"])
+        switch loadSecret(application, failure: "session stays locked: the secret") {
+        case .success(let loaded):
+            secret = loaded
+        case .failure(let error):
             // Still locked; the message carries why, for the host's status line.
             application.bus.publish(SessionLockDidChange(isLocked: true, reason: "secret unavailable: \(error.description)"))
             publishStatus(application, pending: false)
@@ -237,25 +236,25 @@ public final class SessionLockService: ApplicationService {
 
     func reloadAfterExternalUnlock(_ application: ApplicationHandle) {
         guard isLocked else { return }
-        _ = reloadSecret(application, failure: "the session was unlocked elsewhere, but the secret")
-        publishStatus(application, pending: false)
-    }
-
-    /// Reads the secret and marks the session unlocked; on failure keeps it locked, records the
-    /// problem and logs `failure` followed by the reason. Returns whether it unlocked.
-    private func reloadSecret(_ application: ApplicationHandle, failure: String) -> Bool {
-        do {
-            let secret = try source.load(environment: lookUp)
+        if case .success(let secret) = loadSecret(application, failure: "the session was unlocked elsewhere, but the secret") {
             state.withLock { state in
                 state.secret = secret
                 state.isLocked = false
                 state.problem = nil
             }
-            return true
+        }
+        publishStatus(application, pending: false)
+    }
+
+    /// Reads the secret; on failure records the problem and logs `failure` followed by the
+    /// reason.
+    private func loadSecret(_ application: ApplicationHandle, failure: String) -> Result<SessionSecret?, SecretUnavailable> {
+        do throws(SecretUnavailable) {
+            return .success(try source.load(environment: lookUp))
         } catch {
             state.withLock { $0.problem = error.description }
             application.logger.error("\(failure) \(error)", metadata: ["secret": "\(error.path)"])
-            return false
+            return .failure(error)
         }
     }
 
