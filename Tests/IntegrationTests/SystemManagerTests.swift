@@ -11,9 +11,9 @@ extension IntegrationSuites {
     ///
     /// One boot for the whole suite; the tests run in source order (a serialized suite runs file
     /// by file in the order of the files' names, then line by line): SystemManagerTests+Logind,
-    /// +Newer, +Readiness, +Signals, +Supervision, +SystemctlReload, +SystemdRestarts, +Watchdog,
-    /// then this file. Each first brings the daemon back to running and active if an earlier one
-    /// left it otherwise, so `--filter` can pick any one of them.
+    /// +Newer, +Readiness, +Seat, +Signals, +Supervision, +SystemctlReload, +SystemdRestarts,
+    /// +Watchdog, then this file. Each first brings the daemon back to running and active if an
+    /// earlier one left it otherwise, so `--filter` can pick any one of them.
     @Suite(.serialized, .needsSystemManager, .bootedSystem)
     struct SystemManagerTests {
         static let unit = "apphostd"

@@ -13,12 +13,17 @@ extension SystemManager {
     /// without it pam_systemd makes a `background` session for lack of a TTY, and logind 257
     /// refuses to lock those ("Session does not support lock screen."). The unit's main process
     /// is the session's leader; `GetSessionByPID` finds the session. The id is not the unit's.
-    func openSession(user: String = SystemManager.testUser, timeout: Duration = .seconds(20)) async throws -> String {
+    ///
+    /// With `seat` (`seat0`), `XDG_SEAT=` puts the session on that seat (pam_systemd reads it from
+    /// PAM's environment, which systemd fills from `Environment=`); without it the session has no
+    /// seat. The container's seat0 has no VTs, so logind makes each session attached to it the
+    /// seat's active one at once (logind-seat.c, `seat_attach_session`).
+    func openSession(user: String = SystemManager.testUser, seat: String? = nil, timeout: Duration = .seconds(20)) async throws -> String {
         let unit = "apphostd-test-session-" + UUID().uuidString.prefix(8).lowercased()
         let started = try await run([
             "systemd-run", "--unit=\(unit)", "-p", "PAMName=login", "-p", "User=\(user)",
-            "-p", "Environment=XDG_SESSION_CLASS=user", "sleep", "infinity",
-        ])
+            "-p", "Environment=XDG_SESSION_CLASS=user",
+        ] + (seat.map { ["-p", "Environment=XDG_SEAT=\($0)"] } ?? []) + ["sleep", "infinity"])
         guard started.succeeded else { throw HarnessError("systemd-run of a login session failed: \(started)") }
         var last: CommandResult?
         var id: String?
@@ -55,6 +60,22 @@ extension SystemManager {
     func unlockSession(_ id: String) async throws {
         let result = try await run(["loginctl", "unlock-session", id])
         guard result.succeeded else { throw HarnessError("loginctl unlock-session \(id) failed: \(result)") }
+    }
+
+    /// `loginctl activate ID`: on a seat without VTs logind makes the session the seat's active
+    /// one at once (seat0's `ActiveSession` changes).
+    func activateSession(_ id: String) async throws {
+        let result = try await run(["loginctl", "activate", id])
+        guard result.succeeded else { throw HarnessError("loginctl activate \(id) failed: \(result)") }
+    }
+
+    /// The id of `seat`'s active session (its `ActiveSession` property), or "" when it has none.
+    func activeSession(of seat: String = "seat0") async throws -> String {
+        let result = try await run(["busctl", "get-property", "org.freedesktop.login1", "/org/freedesktop/login1/seat/\(seat)", "org.freedesktop.login1.Seat", "ActiveSession"])
+        // `(so) "c1" "/org/freedesktop/login1/session/c1"`, or `(so) "" "/"`.
+        let fields = result.stdout.split(separator: "\"", omittingEmptySubsequences: false)
+        guard result.succeeded, fields.count >= 5 else { throw HarnessError("busctl get-property \(seat) ActiveSession failed: \(result)") }
+        return String(fields[1])
     }
 
     /// `systemd-inhibit --list --no-pager`: the inhibitors logind holds, one per line.

@@ -35,6 +35,8 @@ extension SystemManager {
     static let machineMarker = "/etc/apphostd-test-machine"
     /// The user made at every boot (`useradd -m`) for login sessions (`openSession(user:)`).
     static let testUser = "tester"
+    /// A second user made at every boot, for a second user's session on seat0.
+    static let secondUser = "tester2"
     /// The exit status with which the guard script refuses (the reason is on stderr).
     static let refusalStatus: Int32 = 90
 
@@ -45,7 +47,7 @@ extension SystemManager {
     var powerStateFile: String { Self.powerStateFile(directory: directory) }
 
     /// Before the boot: the power-state file, the suspend and logind drop-ins, the machine marker
-    /// and the user `tester`.
+    /// and the users `tester` and `tester2`.
     static func preparePowerAndLogind(directory: String, machine: String) async throws {
         let root = directory + "/root"
         try powerStateText.write(toFile: powerStateFile(directory: directory), atomically: false, encoding: .utf8)
@@ -58,8 +60,10 @@ extension SystemManager {
             try FileManager.default.createDirectory(atPath: (hostPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try text.write(toFile: hostPath, atomically: true, encoding: .utf8)
         }
-        let user = try await ProcessRunner.run(["useradd", "--root", root, "-m", testUser])
-        guard user.succeeded else { throw HarnessError("useradd --root \(root) -m \(testUser) failed: \(user)") }
+        for name in [testUser, secondUser] {
+            let user = try await ProcessRunner.run(["useradd", "--root", root, "-m", name])
+            guard user.succeeded else { throw HarnessError("useradd --root \(root) -m \(name) failed: \(user)") }
+        }
     }
 
     /// The guard every power action runs inside, then the action. Arguments: the machine name,

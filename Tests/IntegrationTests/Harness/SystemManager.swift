@@ -21,7 +21,7 @@ import Glibc
 ///
 /// Every boot is also made safe to suspend and ready for logind (SystemManager+Power.swift):
 /// `/sys/power/state` is a file of the boot directory, systemd-suspend.service runs `/bin/true`,
-/// `InhibitDelayMaxSec=2`, and a user `tester` exists for login sessions.
+/// `InhibitDelayMaxSec=2`, and users `tester` and `tester2` exist for login sessions.
 final class SystemManager: Sendable {
     /// The directory of this boot: `root/` (the container's root), `nspawn.log`, `install.log`.
     let directory: String
