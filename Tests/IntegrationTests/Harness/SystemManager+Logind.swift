@@ -7,7 +7,7 @@ import Foundation
 extension SystemManager {
     /// Opens a logind session for `user` the way a login does without a terminal: a transient
     /// unit with `PAMName=login` and `User=` running `sleep infinity` (no `TTYPath=`: the
-    /// container's seat has no VTs), and returns the session's id (`1` on 252, `c1` on 257).
+    /// container's seat has no VTs), and returns the session's id (the audit session id on 252, such as `60`; `c1` on 257).
     ///
     /// The session's class is `user` (`XDG_SESSION_CLASS=user`, which systemd passes to PAM):
     /// without it pam_systemd makes a `background` session for lack of a TTY, and logind 257
