@@ -43,7 +43,7 @@ import Testing
     @Test func withoutASessionBusTheDesktopSinkSaysSoOnceAndStaysOff() async throws {
         let service = try NotificationService(
             configuration: NotificationServiceTests.settings(on: ["reloadFailed"], sinks: ["desktop", "journal"]),
-            environment: ["XDG_RUNTIME_DIR": "/nonexistent-h4b"]
+            environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent-h4b/bus"]
         )
         let logs = CapturedLogs()
         try await withRunningHost([ServiceDescriptor(name: "notification", service: service)], logs: logs) { host in
@@ -57,14 +57,23 @@ import Testing
         #expect(!logs.all.contains { $0.level >= .error })
     }
 
-    @Test("the session bus: DBUS_SESSION_BUS_ADDRESS as given, else the user's bus (sd_bus_open_user) where $XDG_RUNTIME_DIR/bus is a socket, else none")
-    func theSessionBusIsChosenAsSdBusWould() throws {
+    @Test("the session bus: DBUS_SESSION_BUS_ADDRESS as given, else the user's bus as sd_bus_open_user finds it")
+    func theSessionBusIsChosenAsSdBusWould() {
+        #expect(DesktopNotificationSink.sessionBus { $0 == "DBUS_SESSION_BUS_ADDRESS" ? "unix:path=/x" : nil } == .address("unix:path=/x"))
+        #expect(DesktopNotificationSink.sessionBus { $0 == "XDG_RUNTIME_DIR" ? "/run/user/1000" : nil } == .user, "sd-bus reads it itself")
+        #expect(DesktopNotificationSink.sessionBus { _ in nil } == .user)
+    }
+
+    @Test("sd-bus says whether the bus can be reached: not at a missing path nor at a regular file (off, with sd-bus's reason), at a listening socket yes")
+    func theSinkIsOffWhereSdBusCannotConnect() throws {
         let directory = try makeTemporaryDirectory("apphost-runtime")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        #expect(DesktopNotificationSink.sessionBus { $0 == "DBUS_SESSION_BUS_ADDRESS" ? "unix:path=/x" : nil } == .address("unix:path=/x"))
-        #expect(DesktopNotificationSink.sessionBus { $0 == "XDG_RUNTIME_DIR" ? directory : nil } == nil, "no bus socket yet")
+        let sink = { DesktopNotificationSink(bus: .address("unix:path=\(directory)/bus"), appName: "x") }
+        let missing = sink().unavailability()
+        #expect(missing?.hasPrefix("no session bus at unix:path=\(directory)/bus (DBUS_SESSION_BUS_ADDRESS): ") == true, "\(missing ?? "nil")")
+        #expect(missing?.contains("No such file or directory") == true, "\(missing ?? "nil")")
         #expect(FileManager.default.createFile(atPath: directory + "/bus", contents: Data()))
-        #expect(DesktopNotificationSink.sessionBus { $0 == "XDG_RUNTIME_DIR" ? directory : nil } == nil, "a regular file is not a bus")
+        #expect(sink().unavailability() != nil, "a regular file is not a bus")
         try FileManager.default.removeItem(atPath: directory + "/bus")
         let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(listener) }
@@ -73,9 +82,8 @@ import Testing
         let path = Array((directory + "/bus").utf8)
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path) }
         let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        try #require(bound == 0)
-        #expect(DesktopNotificationSink.sessionBus { $0 == "XDG_RUNTIME_DIR" ? directory : nil } == .user)
-        #expect(DesktopNotificationSink.sessionBus { _ in nil } == nil)
+        try #require(bound == 0 && listen(listener, 1) == 0)
+        #expect(sink().unavailability() == nil)
     }
 
     @Test func aFailingSinkIsReportedOnceAndRetriedWithBackoff() async throws {

@@ -11,8 +11,8 @@ import Dispatch
 /// concurrency pool, never on the host's path or the edge's loop), each bounded by the sink's
 /// timeout; the connection lives on that queue and is made again after a failure.
 final class DesktopNotificationSink: NotificationSink {
-    /// Which session bus, or nil when there is none.
-    let bus: SessionDBus?
+    /// Which session bus.
+    let bus: SessionDBus
     /// `app_name` of every notification.
     let appName: String
     /// How long one call may take.
@@ -26,12 +26,12 @@ final class DesktopNotificationSink: NotificationSink {
     enum SessionDBus: Sendable, Equatable {
         /// `DBUS_SESSION_BUS_ADDRESS` as given.
         case address(String)
-        /// The user's bus at `$XDG_RUNTIME_DIR/bus`, opened by `sd_bus_open_user`, which finds
-        /// it (and escapes its path into an address) itself.
+        /// The user's bus as `sd_bus_open_user` finds it (`$DBUS_SESSION_BUS_ADDRESS`, else
+        /// `$XDG_RUNTIME_DIR/bus`).
         case user
     }
 
-    init(bus: SessionDBus?, appName: String, callTimeout: Duration = .seconds(5)) {
+    init(bus: SessionDBus, appName: String, callTimeout: Duration = .seconds(5)) {
         self.bus = bus
         self.appName = appName
         self.callTimeout = callTimeout
@@ -39,18 +39,26 @@ final class DesktopNotificationSink: NotificationSink {
 
     var name: String { "desktop" }
 
+    /// Whether the bus can be reached at all: sd-bus opens it once (the connect, not the
+    /// authentication, which a delivery bounds), and the sink is off when it cannot.
     func unavailability() -> String? {
-        bus == nil ? "no session bus (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus does not exist)" : nil
+        switch open() {
+        case .success(let bus):
+            sd_bus_close_unref(bus)
+            return nil
+        case .failure(let error):
+            let place = switch bus {
+            case .address(let text): "at \(text) (DBUS_SESSION_BUS_ADDRESS)"
+            case .user: "(sd_bus_open_user: neither DBUS_SESSION_BUS_ADDRESS nor $XDG_RUNTIME_DIR/bus)"
+            }
+            return "no session bus \(place): \(SystemErrorText.describe(-error.code))"
+        }
     }
 
-    /// The session bus from `environment`: `DBUS_SESSION_BUS_ADDRESS`, else the user's bus when
-    /// the socket `$XDG_RUNTIME_DIR/bus` exists; nil when neither.
-    static func sessionBus(environment: (String) -> String?) -> SessionDBus? {
+    /// The session bus from `environment`: `DBUS_SESSION_BUS_ADDRESS` when it names one (a
+    /// test's environment does), else the user's bus as sd-bus finds it.
+    static func sessionBus(environment: (String) -> String?) -> SessionDBus {
         if let address = environment("DBUS_SESSION_BUS_ADDRESS"), !address.isEmpty { return .address(address) }
-        guard let runtime = environment("XDG_RUNTIME_DIR"), !runtime.isEmpty else { return nil }
-        let path = runtime.hasSuffix("/") ? runtime + "bus" : runtime + "/bus"
-        var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
         return .user
     }
 
@@ -85,27 +93,43 @@ final class DesktopNotificationSink: NotificationSink {
         }
     }
 
-    private func connected() throws(DesktopNotificationError) -> OpaquePointer {
-        if let connection { return connection }
-        guard let session = self.bus else { throw DesktopNotificationError(step: "connect", message: "no session bus") }
+    /// Opens the bus, started but not yet authenticated: the connection or a negative errno.
+    private func open() -> Result<OpaquePointer, ConnectFailure> {
         var made: OpaquePointer?
         var result: Int32
-        let address: String
-        switch session {
+        switch bus {
         case .user:
-            address = "the user's bus"
             result = sd_bus_open_user(&made)
         case .address(let text):
-            address = text
             result = sd_bus_new(&made)
             if result >= 0 { result = sd_bus_set_address(made, text) }
             if result >= 0 { result = sd_bus_set_bus_client(made, 1) }
             if result >= 0 { result = sd_bus_start(made) }
         }
-        guard result >= 0, let bus = made else {
+        guard result >= 0, let made else {
             if let made { sd_bus_unref(made) }
-            throw DesktopNotificationError(step: "connect to \(address)", code: result)
+            return .failure(ConnectFailure(code: result < 0 ? result : -EINVAL))
         }
+        return .success(made)
+    }
+
+    /// A negative errno of `open`.
+    struct ConnectFailure: Error {
+        let code: Int32
+    }
+
+    private func connected() throws(DesktopNotificationError) -> OpaquePointer {
+        if let connection { return connection }
+        let address = switch bus {
+        case .user: "the user's bus"
+        case .address(let text): text
+        }
+        let bus: OpaquePointer
+        switch open() {
+        case .success(let opened): bus = opened
+        case .failure(let failure): throw DesktopNotificationError(step: "connect to \(address)", code: failure.code)
+        }
+        var result: Int32
         // sd_bus_call waits for the authentication without a limit of its own: bound it here,
         // so a hung bus holds a delivery for the sink's timeout, not sd-bus's 90 s.
         let deadline = ContinuousClock.now + callTimeout

@@ -33,8 +33,7 @@ public struct JournalLogHandler: LogHandler {
     let levelControl: LogLevelControl
     private var ownLevel: Logger.Level?
 
-    /// A handler writing to stderr; native journald when `$JOURNAL_STREAM` names stderr and
-    /// journald's socket exists.
+    /// A handler writing to stderr; native journald when `$JOURNAL_STREAM` names stderr.
     public init(
         label: String,
         identifier: String = "apphostd",
@@ -57,11 +56,10 @@ public struct JournalLogHandler: LogHandler {
         self.identifier = identifier
         self.levelControl = levelControl
         self.metadataProvider = metadataProvider
-        // The native path needs journald's socket: without it `sd_journal_sendv` returns 0 and
-        // drops the record (libsystemd fails silently on ENOENT), so plain lines keep it. Only
-        // the socket's presence is checked here; libsystemd speaks the protocol.
+        // systemd.exec(5)'s recipe: stderr that is the journal's stream (`$JOURNAL_STREAM`) means
+        // journald listens, and the output may be upgraded to the native protocol, which
+        // libsystemd speaks (`sd_journal_sendv`).
         self.destination = Self.isJournalStream(environment: environment, fd: outputFD)
-                && access(Self.journalSocketPath, F_OK) == 0
             ? .journal(fallbackFD: outputFD)
             : .plain(fd: outputFD, prefixed: isatty(outputFD) == 0)
     }
@@ -72,11 +70,6 @@ public struct JournalLogHandler: LogHandler {
         case .journal(let fd), .plain(let fd, _): fd
         }
     }
-
-    /// Where journald receives native records. Checked for presence only: libsystemd has no
-    /// call that says whether journald listens, and `sd_journal_sendv` returns 0 and drops the
-    /// record when the socket is missing (a test proves the check keeps those records).
-    static let journalSocketPath = "/run/systemd/journal/socket"
 
     /// Whether records go to journald natively (stderr is the journal stream).
     public var writesNativeJournal: Bool {
