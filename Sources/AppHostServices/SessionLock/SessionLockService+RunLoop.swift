@@ -29,6 +29,16 @@ extension SessionLockService {
             // longer than the grace period locks the session before the foreground that follows.
             var lockDue: ContinuousClock.Instant?
             defer { pendingLock?.finish() }
+            let afterGrace = "entered background \(gracePeriod.configText) ago"
+            // Ends the pending lock; whether its grace period has run out (also while the
+            // machine slept).
+            func endPendingLock() -> Bool {
+                pendingLock?.finish()
+                pendingLock = nil
+                defer { lockDue = nil }
+                state.withLock { $0.isLockPending = false }
+                return lockDue.map { ContinuousClock.now >= $0 } ?? false
+            }
             for await request in requests {
                 switch request {
                 case .background:
@@ -53,19 +63,14 @@ extension SessionLockService {
                     }
                 case .graceElapsed(let scheduled):
                     guard scheduled == generation, pendingLock != nil else { continue }
-                    pendingLock = nil
-                    lockDue = nil
-                    state.withLock { $0.isLockPending = false }
-                    lock(application, reason: "entered background \(gracePeriod.configText) ago")
+                    _ = endPendingLock()
+                    lock(application, reason: afterGrace)
                 case .foreground:
                     generation += 1
-                    if let stopper = pendingLock {
-                        stopper.finish()
-                        pendingLock = nil
-                        state.withLock { $0.isLockPending = false }
-                        if let due = lockDue, ContinuousClock.now >= due {
+                    if pendingLock != nil {
+                        if endPendingLock() {
                             // The grace period ran out while the machine slept.
-                            lock(application, reason: "entered background \(gracePeriod.configText) ago")
+                            lock(application, reason: afterGrace)
                         } else {
                             application.logger.debug("returned within the grace period; lock cancelled")
                             publishStatus(application, pending: false)
@@ -83,11 +88,8 @@ extension SessionLockService {
                     // The grace period ran out while the machine slept, and the application
                     // stays in the background: the lock its timer would have made.
                     guard pendingLock != nil, let due = lockDue, ContinuousClock.now >= due else { continue }
-                    pendingLock?.finish()
-                    pendingLock = nil
-                    lockDue = nil
-                    state.withLock { $0.isLockPending = false }
-                    lock(application, reason: "entered background \(gracePeriod.configText) ago")
+                    _ = endPendingLock()
+                    lock(application, reason: afterGrace)
                 }
             }
         }

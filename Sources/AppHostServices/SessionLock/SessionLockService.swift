@@ -57,6 +57,13 @@ public final class SessionLockService: ApplicationService {
 
         /// Whether a rule says locked: the screen, or the background once its grace period ended.
         var aRuleSaysLocked: Bool { isScreenLocked || (isInBackground && !isLockPending) }
+
+        /// Unlocked, with the secret read again; the last problem is gone.
+        mutating func unlock(with secret: SessionSecret?) {
+            self.secret = secret
+            isLocked = false
+            problem = nil
+        }
     }
 
     /// How long after entering the background the session locks.
@@ -218,9 +225,7 @@ public final class SessionLockService: ApplicationService {
         }
         let committed = state.withLock { state -> Bool in
             guard state.isLocked, !state.aRuleSaysLocked else { return false }
-            state.secret = secret
-            state.isLocked = false
-            state.problem = nil
+            state.unlock(with: secret)
             return true
         }
         guard committed else {
@@ -237,11 +242,7 @@ public final class SessionLockService: ApplicationService {
     func reloadAfterExternalUnlock(_ application: ApplicationHandle) {
         guard isLocked else { return }
         if case .success(let secret) = loadSecret(application, failure: "the session was unlocked elsewhere, but the secret") {
-            state.withLock { state in
-                state.secret = secret
-                state.isLocked = false
-                state.problem = nil
-            }
+            state.withLock { $0.unlock(with: secret) }
         }
         publishStatus(application, pending: false)
     }

@@ -106,10 +106,10 @@ package struct HostDBusClient: ~Copyable {
             let entry = sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "e")), "sv")
             guard entry >= 0 else { throw unreadable }
             if entry == 0 { break }
-            guard let key = readString(reply) else { throw unreadable }
+            guard let key = DBusMessage.readString(reply) else { throw unreadable }
             switch key {
             case "State", "Status", "SessionLockReason", "HealthProblem":
-                guard sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "s") >= 0, let value = readString(reply) else { throw unreadable }
+                guard sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "s") >= 0, let value = DBusMessage.readString(reply) else { throw unreadable }
                 switch key {
                 case "State": report.state = value
                 case "Status": report.status = value
@@ -167,13 +167,13 @@ package struct HostDBusClient: ~Copyable {
             if result == 0 { break }
             var service = Report.Service(name: "", type: "", isRequired: false, state: "", health: "", restarts: 0, lastError: "", inHookSince: 0, hook: "")
             var required: Int32 = 0
-            guard let name = readString(reply), let type = readString(reply),
+            guard let name = DBusMessage.readString(reply), let type = DBusMessage.readString(reply),
                 sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "b")), &required) >= 0,
-                let state = readString(reply), let health = readString(reply),
+                let state = DBusMessage.readString(reply), let health = DBusMessage.readString(reply),
                 sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "u")), &service.restarts) >= 0,
-                let lastError = readString(reply),
+                let lastError = DBusMessage.readString(reply),
                 sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "t")), &service.inHookSince) >= 0,
-                let hook = readString(reply),
+                let hook = DBusMessage.readString(reply),
                 sd_bus_message_exit_container(reply) >= 0
             else { throw unreadable }
             (service.name, service.type, service.isRequired, service.state, service.health, service.lastError, service.hook) = (name, type, required != 0, state, health, lastError, hook)
@@ -181,12 +181,6 @@ package struct HostDBusClient: ~Copyable {
         }
         guard sd_bus_message_exit_container(reply) >= 0 else { throw unreadable }
         return services
-    }
-
-    private static func readString(_ message: OpaquePointer) -> String? {
-        var text: UnsafePointer<CChar>?
-        guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &text) >= 0, let text else { return nil }
-        return String(cString: text)
     }
 
     private static func failure(_ error: sd_bus_error, _ result: Int32) -> Failure {

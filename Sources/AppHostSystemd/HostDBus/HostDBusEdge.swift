@@ -106,34 +106,30 @@ public struct HostDBusEdge: Service {
             sink.finish()
             callSink.finish()
         }
-        await withTaskCancellationHandler {
-            await withGracefulShutdownHandler {
-                await withDiscardingTaskGroup { group in
-                    if let host {
-                        group.addTask {
-                            // Each call on a task of its own: one that waits (a reload, a
-                            // restart's launch hooks) holds up no other; the host orders them.
-                            await withDiscardingTaskGroup { each in
-                                for await call in calls {
-                                    each.addTask {
-                                        if call.member == "Reload" {
-                                            await self.reload(call, loop: loop, connection: connection)
-                                            return
-                                        }
-                                        let answer = await Self.perform(call, on: host, logger: logger)
-                                        loop.perform { call.answer(answer) }
+        await withTaskCancellationOrGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                if let host {
+                    group.addTask {
+                        // Each call on a task of its own: one that waits (a reload, a
+                        // restart's launch hooks) holds up no other; the host orders them.
+                        await withDiscardingTaskGroup { each in
+                            for await call in calls {
+                                each.addTask {
+                                    if call.member == "Reload" {
+                                        await self.reload(call, loop: loop, connection: connection)
+                                        return
                                     }
+                                    let answer = await Self.perform(call, on: host, logger: logger)
+                                    loop.perform { call.answer(answer) }
                                 }
                             }
                         }
                     }
-                    await follow(reports, loop: loop, connection: connection, stop: stop)
-                    callSink.finish()
                 }
-            } onGracefulShutdown: {
-                stop()
+                await follow(reports, loop: loop, connection: connection, stop: stop)
+                callSink.finish()
             }
-        } onCancel: {
+        } onCancelOrGracefulShutdown: {
             stop()
         }
     }

@@ -80,10 +80,8 @@ final class LogControlServer: @unchecked Sendable {
     private func nameAnswered(_ reply: OpaquePointer?) {
         guard !hasLeft else { return }
         // A connection that went away fails its pending calls first; its Disconnected says why.
-        if let bus = sd_bus_message_get_bus(reply), sd_bus_is_open(bus) <= 0 { return }
-        if let error = sd_bus_message_get_error(reply), sd_bus_error_is_set(error) != 0 {
-            let name = error.pointee.name.map { String(cString: $0) } ?? ""
-            let message = error.pointee.message.map { String(cString: $0) } ?? ""
+        if DBusMessage.isFromClosedBus(reply) { return }
+        if let (name, message) = DBusMessage.error(of: reply) {
             if name == "org.freedesktop.DBus.Error.AccessDenied" {
                 refuse("the name \(busName) is not ours (\(name): \(message); a D-Bus policy must let this user own it, as deploy/dbus/org.apphost.apphostd.conf does for the shipped unit)")
             } else {

@@ -48,8 +48,8 @@ extension LogindClient {
     /// A match the bus refused: logind's signals may not arrive, so no inhibitor is held that no
     /// one would release but logind's limit, until a new connection.
     private func matchAnswered(_ reply: OpaquePointer?) {
-        guard !isFinished, !cannotFollow, let (name, message) = Self.error(of: reply) else { return }
-        if let bus = sd_bus_message_get_bus(reply), sd_bus_is_open(bus) <= 0 { return }
+        guard !isFinished, !cannotFollow, let (name, message) = DBusMessage.error(of: reply) else { return }
+        if DBusMessage.isFromClosedBus(reply) { return }
         cannotFollow = true
         for what in Inhibition.allCases { close(what) }
         events.yield(.unavailable(reason: "the bus refused to pass on logind's signals (\(name): \(message))"))
@@ -64,11 +64,11 @@ extension LogindClient {
     }
 
     private func delayMaxAnswered(_ reply: OpaquePointer?) {
-        if let bus = sd_bus_message_get_bus(reply), sd_bus_is_open(bus) <= 0 { return }
+        if DBusMessage.isFromClosedBus(reply) { return }
         guard !isFinished else { return }
         // The bus answered (logind or not): a connection worth making again when it goes.
         member?.markEstablished()
-        if let (name, message) = Self.error(of: reply) {
+        if let (name, message) = DBusMessage.error(of: reply) {
             events.yield(.logindMissing(reason: "\(name): \(message)"))
             return
         }
@@ -85,13 +85,8 @@ extension LogindClient {
 
     /// `NameOwnerChanged(org.freedesktop.login1, old, new)`: logind came (again), or went.
     func ownerChanged(_ message: OpaquePointer?) {
-        var name: UnsafePointer<CChar>?
-        var old: UnsafePointer<CChar>?
-        var new: UnsafePointer<CChar>?
-        guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &name) >= 0,
-            sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &old) >= 0,
-            sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &new) >= 0,
-            let new, new.pointee != 0, let bus = sd_bus_message_get_bus(message)
+        guard DBusMessage.readString(message) != nil, DBusMessage.readString(message) != nil,
+            let new = DBusMessage.readString(message), !new.isEmpty, let bus = sd_bus_message_get_bus(message)
         else { return }
         // A new logind: ask again, and take what is not held.
         _ = askDelayMax(bus)
@@ -110,11 +105,5 @@ extension LogindClient {
         }
         }
         return call(bus, "Inhibit", [what.rawValue, who, what.why, "delay"].map { .string($0) }, answered)
-    }
-
-    /// The D-Bus error of a reply, if it is one.
-    static func error(of reply: OpaquePointer?) -> (name: String, message: String)? {
-        guard let error = sd_bus_message_get_error(reply), sd_bus_error_is_set(error) != 0 else { return nil }
-        return (error.pointee.name.map { String(cString: $0) } ?? "", error.pointee.message.map { String(cString: $0) } ?? "")
     }
 }

@@ -29,22 +29,19 @@ extension LogindClient {
     /// seat0's `PropertiesChanged`: only a change of `ActiveSession` (seat0 switched users)
     /// matters, not its frequent `IdleHint`.
     private func seatPropertiesChanged(_ message: OpaquePointer?) {
-        var interface: UnsafePointer<CChar>?
-        guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &interface) >= 0,
+        guard DBusMessage.readString(message) != nil,
             sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{sv}") >= 0
         else { return }
         var names: [String] = []
         while sd_bus_message_enter_container(message, CChar(UInt8(ascii: "e")), "sv") > 0 {
-            var key: UnsafePointer<CChar>?
-            guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &key) >= 0, let key,
+            guard let key = DBusMessage.readString(message),
                 sd_bus_message_skip(message, "v") >= 0, sd_bus_message_exit_container(message) >= 0
             else { return }
-            names.append(String(cString: key))
+            names.append(key)
         }
         guard sd_bus_message_exit_container(message) >= 0 else { return }
         if sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "s") >= 0 {
-            var name: UnsafePointer<CChar>?
-            while sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &name) > 0, let name { names.append(String(cString: name)) }
+            while let name = DBusMessage.readString(message) { names.append(name) }
         }
         if names.contains("ActiveSession") { resolveSession() }
     }
@@ -54,7 +51,7 @@ extension LogindClient {
         guard let watched, let bus else { return }
         switch watched {
         case .id(let id):
-            _ = callManager(bus, "GetSession", string: id) { reply, userdata, _ in
+            _ = call(bus, "GetSession", [.string(id)]) { reply, userdata, _ in
                 Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().sessionPathAnswered(reply, what: "no session")
                 return 0
             }
@@ -66,10 +63,8 @@ extension LogindClient {
             }
             askUser(bus, uid: uid)
         case .auto:
-            var unit: UnsafeMutablePointer<CChar>?
-            if sd_pid_get_user_unit(0, &unit) >= 0 {
-                // A user unit: its own user's display session.
-                free(unit)
+            if runsAsUserUnit {
+                // Its own user's display session.
                 askUser(bus, uid: getuid())
             } else {
                 _ = getProperty(bus, Self.seat0, "org.freedesktop.login1.Seat", "ActiveSession") { reply, userdata, _ in
@@ -90,14 +85,14 @@ extension LogindClient {
     private func userAnswered(_ reply: OpaquePointer?) {
         guard let bus, let path = objectPath(reply, what: "that user has no session") else { return }
         _ = getProperty(bus, path, "org.freedesktop.login1.User", "Display") { reply, userdata, _ in
-            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().displayAnswered(reply, user: true)
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().displayAnswered(reply)
             return 0
         }
         pendingUser = path
     }
 
     /// The user's `Display`; without one, their newest session (the last of `Sessions`).
-    private func displayAnswered(_ reply: OpaquePointer?, user: Bool) {
+    private func displayAnswered(_ reply: OpaquePointer?) {
         guard let bus, let userPath = pendingUser, isAnswer(reply) else { return }
         if let path = sessionStruct(reply), path != "/" {
             follow(path)
@@ -117,13 +112,8 @@ extension LogindClient {
             sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "a(so)") >= 0,
             sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "a")), "(so)") >= 0
         else { return }
-        var id: UnsafePointer<CChar>?
-        var path: UnsafePointer<CChar>?
-        if sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "r")), "so") > 0,
-            sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "s")), &id) >= 0,
-            sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "o")), &path) >= 0, let path
-        {
-            follow(String(cString: path))
+        if let path = sessionStructPath(reply) {
+            follow(path)
         } else {
             unfollow("that user has no session")
         }
@@ -136,42 +126,41 @@ extension LogindClient {
 
     /// A reply that is an answer, not an error nor the closing bus's synthetic one.
     private func isAnswer(_ reply: OpaquePointer?) -> Bool {
-        if let bus = sd_bus_message_get_bus(reply), sd_bus_is_open(bus) <= 0 { return false }
-        return Self.error(of: reply) == nil
+        if DBusMessage.isFromClosedBus(reply) { return false }
+        return DBusMessage.error(of: reply) == nil
     }
 
     private func sessionPathAnswered(_ reply: OpaquePointer?, what: String) {
         if let path = objectPath(reply, what: what) { follow(path) }
     }
 
-    /// A `(so)` property's path (`Display`, `ActiveSession`).
+    /// A `(so)` property's path (`Display`, `ActiveSession`), from an answer.
     private func sessionStruct(_ reply: OpaquePointer?) -> String? {
-        guard Self.error(of: reply) == nil,
-            sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "(so)") >= 0,
-            sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "r")), "so") >= 0
+        guard sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "(so)") >= 0 else { return nil }
+        return sessionStructPath(reply)
+    }
+
+    /// The path of the session struct `(so)` (id, path) at the message's position.
+    private func sessionStructPath(_ message: OpaquePointer?) -> String? {
+        guard sd_bus_message_enter_container(message, CChar(UInt8(ascii: "r")), "so") > 0,
+            DBusMessage.readString(message) != nil
         else { return nil }
-        var id: UnsafePointer<CChar>?
-        var path: UnsafePointer<CChar>?
-        guard sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "s")), &id) >= 0,
-            sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "o")), &path) >= 0, let path
-        else { return nil }
-        return String(cString: path)
+        return DBusMessage.readString(message, type: UInt8(ascii: "o"))
     }
 
     /// A method's `o` answer, or nil: after saying why there is no session when logind said
     /// there is none (`NoSuchSession`, `NoSuchUser`); any other error changes nothing.
     private func objectPath(_ reply: OpaquePointer?, what: String) -> String? {
-        if let bus = sd_bus_message_get_bus(reply), sd_bus_is_open(bus) <= 0 { return nil }
-        if let (name, message) = Self.error(of: reply) {
+        if DBusMessage.isFromClosedBus(reply) { return nil }
+        if let (name, message) = DBusMessage.error(of: reply) {
             if name.hasPrefix("org.freedesktop.login1.NoSuch") { unfollow("\(what): \(message)") }
             return nil
         }
-        var path: UnsafePointer<CChar>?
-        guard sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "o")), &path) >= 0, let path else {
+        guard let path = DBusMessage.readString(reply, type: UInt8(ascii: "o")) else {
             unfollow(what)
             return nil
         }
-        return String(cString: path)
+        return path
     }
 
     // MARK: Following one session
@@ -210,7 +199,7 @@ extension LogindClient {
     /// The bus's answer to a session's AddMatch; a handler of its own, as `matchInstalled`.
     static let sessionMatchInstalled: sd_bus_message_handler_t = { reply, userdata, _ in
         let client = Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue()
-        if !client.isFinished, let (name, message) = LogindClient.error(of: reply) {
+        if !client.isFinished, let (name, message) = DBusMessage.error(of: reply) {
             // Fails closed: the screen rule keeps its last word.
             client.events.yield(.noSession(reason: "the bus refused to pass on the session's signals (\(name): \(message))"))
         }
@@ -218,13 +207,12 @@ extension LogindClient {
     }
 
     private func sessionIDAnswered(_ reply: OpaquePointer?) {
-        var id: UnsafePointer<CChar>?
-        guard let bus, let current = session, Self.error(of: reply) == nil,
+        guard let bus, let current = session, DBusMessage.error(of: reply) == nil,
             sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "s") >= 0,
-            sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "s")), &id) >= 0, let id
+            let id = DBusMessage.readString(reply)
         else { return }
-        session = (current.path, String(cString: id), current.slots)
-        events.yield(.watching(session: String(cString: id)))
+        session = (current.path, id, current.slots)
+        events.yield(.watching(session: id))
         _ = getProperty(bus, current.path, Self.sessionInterface, "LockedHint") { reply, userdata, _ in
             Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().lockedHintAnswered(reply)
             return 0
@@ -233,7 +221,7 @@ extension LogindClient {
 
     private func lockedHintAnswered(_ reply: OpaquePointer?) {
         var hint: Int32 = 0
-        guard Self.error(of: reply) == nil, sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "b") >= 0,
+        guard DBusMessage.error(of: reply) == nil, sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "b") >= 0,
             sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "b")), &hint) >= 0
         else { return }
         screenChanged(locked: hint != 0)
@@ -241,15 +229,12 @@ extension LogindClient {
 
     /// `PropertiesChanged(Session, {LockedHint: b, …}, …)`.
     private func sessionPropertiesChanged(_ message: OpaquePointer?) {
-        var interface: UnsafePointer<CChar>?
-        guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &interface) >= 0,
-            interface.map({ String(cString: $0) }) == Self.sessionInterface,
+        guard DBusMessage.readString(message) == Self.sessionInterface,
             sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{sv}") >= 0
         else { return }
         while sd_bus_message_enter_container(message, CChar(UInt8(ascii: "e")), "sv") > 0 {
-            var key: UnsafePointer<CChar>?
-            guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &key) >= 0, let key else { return }
-            if String(cString: key) == "LockedHint" {
+            guard let key = DBusMessage.readString(message) else { return }
+            if key == "LockedHint" {
                 var hint: Int32 = 0
                 guard sd_bus_message_enter_container(message, CChar(UInt8(ascii: "v")), "b") >= 0,
                     sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &hint) >= 0
@@ -277,11 +262,6 @@ extension LogindClient {
     /// `Get(interface, name)` on `path`.
     private func getProperty(_ bus: OpaquePointer, _ path: String, _ interface: String, _ name: String, _ answered: sd_bus_message_handler_t) -> Int32 {
         call(bus, path: path, interface: "org.freedesktop.DBus.Properties", "Get", [.string(interface), .string(name)], answered)
-    }
-
-    /// A manager method with one string argument.
-    private func callManager(_ bus: OpaquePointer, _ member: String, string: String, _ answered: sd_bus_message_handler_t) -> Int32 {
-        call(bus, member, [.string(string)], answered)
     }
 
     /// The uid of user `name`, from the passwd database.

@@ -89,10 +89,16 @@ final class LogindClient: @unchecked Sendable {
 
     /// The uid of `watched`'s `user:NAME`, looked up by the Swift side; nil: no such user.
     let watchedUser: uid_t?
+    /// Whether the daemon runs as a user unit (`auto` follows its own user's display session
+    /// then), read once by the Swift side.
+    let runsAsUserUnit: Bool
 
     init(who: String, watching watched: LogindEdge.WatchedSession?, events: AsyncStream<Event>.Continuation, deadlinePassed: @escaping @Sendable (Inhibition, Duration) -> Void) {
         self.watched = watched
         if case .user(let name) = watched { watchedUser = Self.uid(of: name) } else { watchedUser = nil }
+        var unit: UnsafeMutablePointer<CChar>?
+        runsAsUserUnit = sd_pid_get_user_unit(0, &unit) >= 0
+        free(unit)
         self.who = who
         self.events = events
         self.deadlinePassed = deadlinePassed
@@ -181,19 +187,18 @@ final class LogindClient: @unchecked Sendable {
 
     /// Closes the inhibitor's fd, once the services are ready (or the deadline passed): logind
     /// goes on at once. Returns how long logind had been waiting, when it was.
-    @discardableResult
     ///
     /// Only while logind waits for it in preparation `number`: a release that comes after the
     /// deadline, after the sleep, or into the next sleep (a service that hung past all of them)
     /// leaves the inhibitor taken for the next time alone.
+    @discardableResult
     func release(_ what: Inhibition, preparation number: Int) -> Duration? {
         guard let wait = waiting[what], wait.number == number else { return nil }
-        waiting[what] = nil
-        if let timer = wait.timer { sd_event_source_disable_unref(timer) }
-        if let fd = held.removeValue(forKey: what) { Glibc.close(fd) }
+        close(what)
         return ContinuousClock.now - wait.since
     }
 
+    /// Closes the inhibitor's fd and its deadline timer, whatever logind waits for.
     func close(_ what: Inhibition) {
         if let timer = waiting.removeValue(forKey: what)?.timer { sd_event_source_disable_unref(timer) }
         if let fd = held.removeValue(forKey: what) { Glibc.close(fd) }
@@ -214,11 +219,11 @@ final class LogindClient: @unchecked Sendable {
 
     func inhibitorAnswered(_ what: Inhibition, _ reply: OpaquePointer?) {
         asking.remove(what)
-        if let bus = sd_bus_message_get_bus(reply), sd_bus_is_open(bus) <= 0 { return }
-        if let (name, message) = Self.error(of: reply) {
+        if DBusMessage.isFromClosedBus(reply) { return }
+        if let (name, message) = DBusMessage.error(of: reply) {
             // polkit said no, or is not there to ask (not installed, masked: logind passes on
             // its activation's error).
-            let polkit = name == "org.freedesktop.DBus.Error.AccessDenied" || Self.mentions(message, "polkit") || Self.mentions(message, "PolicyKit")
+            let polkit = name == "org.freedesktop.DBus.Error.AccessDenied" || message.utf8.contains(sequence: "polkit".utf8) || message.utf8.contains(sequence: "PolicyKit".utf8)
             events.yield(.inhibitorRefused(what, reason: "\(name): \(message)", accessDenied: polkit))
             return
         }
@@ -240,14 +245,6 @@ final class LogindClient: @unchecked Sendable {
         }
         if let old = held.updateValue(own, forKey: what) { Glibc.close(old) }
         events.yield(.inhibitorTaken(what))
-    }
-
-    /// Whether `text` holds `word`, compared by UTF-8 bytes: `String.contains` with a string
-    /// would link the regex engine into the daemon (InstallBuildTests keeps it out).
-    static func mentions(_ text: String, _ word: String) -> Bool {
-        let bytes = Array(text.utf8), wanted = Array(word.utf8)
-        guard !wanted.isEmpty, wanted.count <= bytes.count else { return wanted.isEmpty }
-        return (0...(bytes.count - wanted.count)).contains { bytes[$0..<($0 + wanted.count)].elementsEqual(wanted) }
     }
 
     // MARK: logind's signals

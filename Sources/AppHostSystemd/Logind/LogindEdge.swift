@@ -102,13 +102,9 @@ public struct LogindEdge: Service {
             // Also when the loop is closed already and drops the work above.
             sink.finish()
         }
-        await withTaskCancellationHandler {
-            await withGracefulShutdownHandler {
-                await follow(events, client: client, loop: loop, metrics: metrics)
-            } onGracefulShutdown: {
-                stop()
-            }
-        } onCancel: {
+        await withTaskCancellationOrGracefulShutdownHandler {
+            await follow(events, client: client, loop: loop, metrics: metrics)
+        } onCancelOrGracefulShutdown: {
             stop()
         }
     }

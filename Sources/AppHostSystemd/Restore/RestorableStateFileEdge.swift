@@ -65,15 +65,10 @@ public struct RestorableStateFileEdge: Service {
         }
     }
 
-    /// Writes the pending state now, on the caller's path, and waits for a write the writer's
-    /// task has under way (`lastWritten` is held while one is).
-    func writePendingNow() {
-        writePending()
-    }
-
-    /// Takes the pending state and writes it with `lastWritten` held throughout: a caller that
-    /// finds nothing pending knows the state taken before it is on disk (it waited for the lock).
-    private func writePending() {
+    /// Takes the pending state and writes it with `lastWritten` held throughout, on the caller's
+    /// path (the writer's task, or a sleep's request waiting for the disk): a caller that finds
+    /// nothing pending knows the state taken before it is on disk (it waited for the lock).
+    func writePending() {
         shared.lastWritten.withLock { (lastWritten: inout UInt64?) in
             guard let state = shared.takePending() else { return }
             writeLogging(state, holding: &lastWritten)

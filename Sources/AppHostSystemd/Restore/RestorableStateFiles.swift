@@ -74,7 +74,7 @@ public struct RestorableStateFiles: RestorableStateStorage {
     /// written now, on the caller's path, and a write the writer has under way is waited for.
     /// What logind's sleep waits for before it lets the machine sleep.
     public func writePending() {
-        writer.writePendingNow()
+        writer.writePending()
     }
 
     /// Writes `state` to the file now, on the caller's path, in order with the writer's writes
