@@ -6,7 +6,7 @@
 # unit's LoadCredential=), so this script makes a demo one in .run/credentials (0600).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
+bash scripts/deps.sh build
 swift build --product apphostd
 if [ -z "${CREDENTIALS_DIRECTORY:-}" ]; then
     export CREDENTIALS_DIRECTORY="$PWD/.run/credentials"

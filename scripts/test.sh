@@ -4,7 +4,7 @@
 # them they skip and say why). The benchmarks are built (so they keep compiling) but not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
+bash scripts/deps.sh test
 if [ -f Benchmarks/Package.swift ]; then
   swift build --package-path Benchmarks --scratch-path .build-benchmarks
 fi

@@ -17,7 +17,7 @@ if [ "$(id -u)" != 0 ]; then
     echo "scripts/try.sh: needs root to start a private systemd (unshare, mounts); or install the unit: deploy/INSTALL.md" >&2
     exit 1
 fi
-bash scripts/deps.sh
+bash scripts/deps.sh try
 swift build --product apphostd >&2
 binary=$(swift build --product apphostd --show-bin-path)/apphostd
 

@@ -47,8 +47,11 @@ sys.path.insert(0, os.path.join(HERE, "..", "process"))
 sys.dont_write_bytecode = True  # no __pycache__ left in process/
 import process_bench as pb  # noqa: E402  (median, percentile, proc_totals, machine, exit_text)
 
-NODE_EXPORTER = "/usr/bin/prometheus-node-exporter"
-PROMETHEUS = "/usr/bin/prometheus"
+# scripts/deps.sh unpacks Debian's programs into .build-tools/ (not installed: their units would
+# listen on the network); an installed one on PATH does too.
+TOOLS = os.path.join(ROOT, ".build-tools", "root", "usr", "bin")
+NODE_EXPORTER = shutil.which("prometheus-node-exporter", path=TOOLS + os.pathsep + os.environ.get("PATH", "")) or "/usr/bin/prometheus-node-exporter"
+PROMETHEUS = shutil.which("prometheus", path=TOOLS + os.pathsep + os.environ.get("PATH", "")) or "/usr/bin/prometheus"
 MIB = 1024  # smaps figures are KiB
 
 # The shipped services, should config/apphostd.yaml be missing (it is read when present).

@@ -6,7 +6,7 @@
 # Arguments go to the script: --instances N, --quick, --json FILE, --scrape-interval 1s, --keep.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-bash scripts/deps.sh
+bash scripts/deps.sh test
 bash scripts/build-release.sh --scratch-path .build-release
 # The design's floor: a ServiceGroup of five no-op services notifying through libsystemd,
 # linked dynamically (its Package.swift says why).

@@ -5,7 +5,7 @@
 # (--quick for a short run, --json FILE for the raw figures). Run it on a quiet machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-bash scripts/deps.sh
+bash scripts/deps.sh test
 bash scripts/build-release.sh --scratch-path .build-release
 # The design's floor: a ServiceGroup of five no-op services notifying through libsystemd,
 # linked dynamically (its Package.swift says why).

@@ -122,7 +122,7 @@ private func configuration(_ storage: InMemoryRestorableStateStorage, previousEx
             #expect(host.events(of: "tally") == [.willFinishLaunching, .didFinishLaunching, .didEnterBackground])
             #expect(tally.lockedAtLaunch.withLock { $0 } == true, "a locked session stays locked: no secret read at launch")
             #expect(host.status.sessionLockReason == "entered background")
-            #expect(host.logs.messages.contains { $0.contains("restored after an unclean exit (watchdog): background, session locked") })
+            #expect(host.logs.messages.contains("restored after an unclean exit (watchdog): background, session locked, the state of 1 service"), "one, not \"1 services\": \(host.logs.messages)")
             try await host.enterForeground()
             #expect(host.events(of: "tally").suffix(2) == [.willEnterForeground, .didBecomeActive])
         }

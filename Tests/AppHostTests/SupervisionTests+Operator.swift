@@ -70,4 +70,34 @@ extension SupervisionTests {
             #expect(host.events(of: "db").last == .willTerminate)
         }
     }
+
+    /// Records each launch's `launchesIntoBackground`.
+    final class LaunchesSeen: Sendable {
+        let values = Mutex<[Bool]>([])
+    }
+
+    struct LaunchRecorder: ApplicationService {
+        let seen: LaunchesSeen
+        func application(_ application: ApplicationHandle, didFinishLaunchingWithOptions options: LaunchOptions) async throws -> Bool {
+            seen.values.withLock { $0.append(options.launchesIntoBackground) }
+            return true
+        }
+    }
+
+    @Test("a restart in the background launches the new instance into the background: its options say so, and didEnterBackground alone follows its launch")
+    func aRestartInTheBackgroundLaunchesIntoIt() async throws {
+        let seen = LaunchesSeen()
+        let counter = ServiceDescriptor(name: "counter", type: "counter") { LaunchRecorder(seen: seen) }
+        try await withTestHost([counter]) { host in
+            try await host.launched()
+            try await host.enterBackground()
+            try await host.host.restartService(named: "counter")
+            #expect(seen.values.withLock { $0 } == [false, true])
+            // No willResignActive: a service that counts entries into the background counts them there.
+            #expect(Array(host.events(of: "counter").suffix(4)) == [.willTerminate, .willFinishLaunching, .didFinishLaunching, .didEnterBackground])
+            try await host.enterForeground()
+            try await host.host.restartService(named: "counter")
+            #expect(seen.values.withLock { $0 } == [false, true, false])
+        }
+    }
 }

@@ -65,6 +65,18 @@ extension IntegrationSuites {
         }
 
         @Test(
+            "apphostd status --user with no daemon on the user bus says so, and how to look, without telling to add --user",
+            .enabled(if: IntegrationEnvironment.canRunDaemon, "needs root, unshare, systemd and the apphostd binary (reason printed)")
+        )
+        func statusWithNoDaemonOnTheUserBus() async throws {
+            try await DaemonUnderTest.with(services: [ProbeSpec("a")]) { daemon in
+                let status = try await Self.apphostd(daemon, "status")
+                #expect(status.status == 69, "\(status)")
+                #expect(status.stderr == "apphostd status: no daemon on the user bus as org.apphost.apphostd: is it running? (systemctl --user status apphostd); for the system unit, leave out --user\n", "\(status)")
+            }
+        }
+
+        @Test(
             "busctl introspect shows org.apphost.Host1 as deploy/dbus/org.apphost.Host1.xml declares it",
             .enabled(if: IntegrationEnvironment.canRunDaemon, "needs root, unshare, systemd and the apphostd binary (reason printed)")
         )

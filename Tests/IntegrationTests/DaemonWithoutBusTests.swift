@@ -29,10 +29,35 @@ extension IntegrationSuites {
                 try await daemon.waitUntil("log control says why it is off") { daemon.stderr.contains("log control unavailable") }
                 let line = "log control unavailable (systemctl service-log-level cannot reach this daemon, nor apphostd status): no bus (sd_bus_open): No such file or directory"
                 #expect(daemon.stderr.contains(line), "\(daemon.stderr)")
+                try await daemon.waitUntil("logind's edge says why it is off") { daemon.stderr.contains("logind not followed") }
                 try daemon.send(SIGTERM)
                 #expect(try await daemon.waitForExit().status == 0, "\(daemon.stderr)")
                 #expect(daemon.stderr.components(separatedBy: "log control unavailable").count == 2, "said more than once: \(daemon.stderr)")
+                // logind too is said once, truly: not "followed" on the start line and then not.
+                #expect(daemon.stderr.components(separatedBy: "logind not followed: no system bus").count == 2, "\(daemon.stderr)")
+                #expect(!daemon.stderr.contains("followed (") && !daemon.stderr.contains("following logind"), "\(daemon.stderr)")
             }
+        }
+
+        @Test(
+            "apphostd status and restart without a bus say which bus is missing and what to do, in words",
+            .enabled(if: IntegrationEnvironment.apphostdBinary != nil, "needs the apphostd binary")
+        )
+        func statusWithoutABusSaysWhatToDo() async throws {
+            let binary = try #require(IntegrationEnvironment.apphostdBinary)
+            let noSystemBus = ProcessRunner.environment(["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/system_bus_socket"])
+            let system = try await ProcessRunner.run([binary, "status"], environment: noSystemBus)
+            #expect(system.status == 69, "\(system)")
+            #expect(system.stderr.hasPrefix("apphostd status: no system bus to reach the daemon on (No such file or directory): start D-Bus"), "\(system)")
+            #expect(system.stderr.contains("add --user"), "\(system)")
+            let restart = try await ProcessRunner.run([binary, "restart", "logger"], environment: noSystemBus)
+            #expect(restart.status == 69 && restart.stderr.hasPrefix("apphostd restart: no system bus"), "\(restart)")
+
+            // ProcessRunner's environment has neither $XDG_RUNTIME_DIR nor $DBUS_SESSION_BUS_ADDRESS.
+            let user = try await ProcessRunner.run([binary, "status", "--user"])
+            #expect(user.status == 69, "\(user)")
+            #expect(user.stderr.contains("no user bus to reach the daemon on: neither $DBUS_SESSION_BUS_ADDRESS nor $XDG_RUNTIME_DIR is set"), "\(user)")
+            #expect(!user.stderr.contains("No medium found") && !user.stderr.contains("add --user"), "\(user)")
         }
     }
 }

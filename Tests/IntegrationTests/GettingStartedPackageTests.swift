@@ -68,40 +68,42 @@ extension IntegrationSuites {
                 .filter { $0.hasPrefix(prefix) && $0.contains(": warning: ") }
         }
 
-        /// Every Swift source of the fixture, by path.
+        /// Every Swift source of the fixtures (this package and HummingbirdReadiness), by path.
         static func fixtureSources() throws -> [String: String] {
             var sources: [String: String] = [:]
-            let enumerator = FileManager.default.enumerator(atPath: fixture)
-            while let path = enumerator?.nextObject() as? String {
-                if path.hasSuffix(".swift"), !path.hasPrefix(".build") { sources[path] = try read(fixture + "/" + path) }
+            for folder in [fixture, repository + "/Tests/Fixtures/HummingbirdReadiness"] {
+                let enumerator = FileManager.default.enumerator(atPath: folder)
+                while let path = enumerator?.nextObject() as? String {
+                    if path.hasSuffix(".swift"), !path.hasPrefix(".build") { sources[folder + "/" + path] = try read(folder + "/" + path) }
+                }
             }
             return sources
         }
 
-        @Test("the fixture package holds the article's and the README's code as written")
+        @Test("the fixture package holds the docs' manifests' lines and their fragments as written, and the article's config and unit")
         func fixtureMirrorsTheDocs() throws {
-            let article = try Self.read(Self.article)
-            let readme = try Self.read(Self.repository + "/README.md")
             let sources = try Self.fixtureSources()
-            let manifest = try #require(sources["Package.swift"])
-            let swiftBlocks = try Self.blocks("swift", in: article)
-                + Self.blocks("swift", in: readme, section: "## Write your own service")
-            #expect(swiftBlocks.count >= 7, "\(swiftBlocks.count) blocks")
-            for block in swiftBlocks {
-                if block.contains("// swift-tools-version") || block.hasPrefix("// Package.swift") {
-                    // A manifest or lines of one: every target and product line is in the fixture's.
-                    for line in block.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) })
-                    where (line.hasPrefix(".") || line.hasPrefix("name:")) && !line.contains("path: \"../apphostd\"") {
-                        #expect(manifest.contains(line), "the fixture's Package.swift lacks \(line)")
+            let manifest = try #require(sources[Self.fixture + "/Package.swift"])
+            for block in try DocBlock.all() {
+                switch block.kind {
+                case .manifest:
+                    // Every target and product line is in the fixture's, which sits three folders
+                    // below apphostd instead of beside it.
+                    for line in block.text.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) })
+                    where line.hasPrefix(".") || line.hasPrefix("name:") {
+                        let fixtureLine = line.replacingOccurrences(of: "path: \"../apphostd\"", with: "path: \"../../..\"")
+                        #expect(manifest.contains(fixtureLine), "the fixture's Package.swift lacks \(fixtureLine) (\(block.origin))")
                     }
-                } else {
+                case .fragment:
                     // As written, but for how deep the block sits in the file.
-                    let unindented = Self.unindented(block)
-                    #expect(sources.values.contains { Self.unindented($0).contains(unindented) }, "no fixture file holds this block:\n\(block)")
+                    let unindented = Self.unindented(block.text)
+                    #expect(sources.values.contains { Self.unindented($0).contains(unindented) }, "no fixture file holds this fragment: \(block)")
+                case .file:
+                    continue  // compiled alone by fixtureBuildsTestsAndRuns
                 }
             }
-            #expect(try Self.blocks("yaml", in: article) == [Self.read(Self.fixture + "/heartbeatd.yaml"), Self.read(Self.fixture + "/heartbeatd-composites.yaml")])
-            #expect(try Self.blocks("ini", in: article) == [Self.read(Self.fixture + "/heartbeatd.service")])
+            #expect(try Self.blocks("yaml", in: Self.read(Self.article)) == [Self.read(Self.fixture + "/heartbeatd.yaml"), Self.read(Self.fixture + "/heartbeatd-composites.yaml")])
+            #expect(try Self.blocks("ini", in: Self.read(Self.article)) == [Self.read(Self.fixture + "/heartbeatd.service")])
         }
 
         /// A Swift Testing binary on Linux links Foundation by itself, so `ldd` cannot show
@@ -142,8 +144,16 @@ extension IntegrationSuites {
             let manifestPath = Self.outside + "/Package.swift"
             let manifest = try Self.read(manifestPath)
             try #require(manifest.contains("path: \"../../..\""))
-            try manifest.replacingOccurrences(of: "path: \"../../..\"", with: "path: \"\(Self.repository)\"")
+            // Each whole-file block of the README and the article compiles alone, as a target of
+            // its own beside the fixture's.
+            let docTargets = DocBlock.targets(for: try DocBlock.all())
+            try (manifest.replacingOccurrences(of: "path: \"../../..\"", with: "path: \"\(Self.repository)\"") + docTargets.manifest)
                 .write(toFile: manifestPath, atomically: true, encoding: .utf8)
+            for (path, text) in docTargets.sources {
+                let url = URL(fileURLWithPath: Self.outside + "/" + path)
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try text.write(to: url, atomically: true, encoding: .utf8)
+            }
             let environment = ProcessRunner.environment(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? ""])
 
             let build = try await ProcessRunner.run(
@@ -162,7 +172,7 @@ extension IntegrationSuites {
             #expect(test.succeeded, "\(test)")
             let testWarnings = Self.warnings(from: test, in: Self.outside + "/") + Self.warnings(from: test, in: Self.repository + "/Sources/")
             #expect(testWarnings.isEmpty, "the fixture's tests build with warnings:\n\(testWarnings.joined(separator: "\n"))")
-            #expect(test.stdout.contains("Test run with 5 tests") && test.stdout.contains("passed"), "\(test)")
+            #expect(test.stdout.contains("Test run with \(5 + docTargets.tests) tests") && test.stdout.contains("passed"), "\(test)")
 
             // The test kit links what it needs and no more: a user's test binary that tests a
             // service with it does not link libsystemd (so its machine needs no libsystemd-dev).
@@ -197,6 +207,8 @@ extension IntegrationSuites {
                 let stderr = running.stderr
                 #expect(stderr.contains("launch #1, previous exit: none") && stderr.contains("flushing before background"), "\(running.diagnostics())")
                 #expect(stderr.contains("heartbeatd"), "\(running.diagnostics())")
+                // Its messages name its own commands, never apphostd's.
+                #expect(!stderr.contains("apphostd status"), "\(running.diagnostics())")
             }
 
             // MyProgram: a host embedded in a program's own ServiceGroup with the signal service

@@ -39,8 +39,11 @@ public struct LaunchOptions: Sendable, Hashable, Codable {
     /// The bytes this service last kept with `ApplicationHandle.keepRestorableState(_:)` in an
     /// earlier run, after a clean exit or not; nil when it kept none or nothing was restored.
     public var restoredState: [UInt8]?
-    /// True when the host launches into the background, as the previous run was when it ended
-    /// uncleanly: `applicationDidEnterBackground` follows the launch, not `didBecomeActive`.
+    /// True when this service launches into the background: the host does, as the previous run
+    /// was there when it ended uncleanly, or the host is there when a reload adds the service or
+    /// restarts its instance. `applicationDidEnterBackground` then follows the launch hooks, not
+    /// `didBecomeActive`, and no `applicationWillResignActive` comes before it: it is no new
+    /// entry into the background.
     public var launchesIntoBackground: Bool
 
     /// Options with the given values.

@@ -215,7 +215,7 @@ extension HostLoop {
     /// the list, disabled with the reason.
     mutating func rollBack(_ launched: [Int], of group: String, because failure: LaunchFailure, group taskGroup: inout DiscardingTaskGroup) async {
         guard !launched.isEmpty else { return }
-        logger.notice("\(group): rolling back \(launched.count) services: \(failure)", metadata: ["service": "\(group)"])
+        logger.notice("\(group): rolling back \(launched.count.counted("service")): \(failure)", metadata: ["service": "\(group)"])
         for index in launched.reversed() {
             await terminateOne(index, group: &taskGroup)
             services[index].disable(reason: "rolled back with \(group): \(failure)")

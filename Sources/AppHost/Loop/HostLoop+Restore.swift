@@ -31,14 +31,14 @@ extension HostLoop {
             name.hasPrefix(Self.sharedStatePrefix) ? (String(name.dropFirst(Self.sharedStatePrefix.count)), bytes) : nil
         }))
         guard options.previousExit == .unclean else {
-            logger.info("restored the state of \(state.services.count) services (generation \(state.generation))")
+            logger.info("restored the state of \(state.services.count.counted("service")) (generation \(state.generation))")
             return nil
         }
         options.launchesIntoBackground = state.isInBackground
         let lifecycle = [state.isInBackground ? "background" : "active"] + (state.isSessionLocked ? ["session locked"] : [])
         let cause = options.previousExitCause.map { " (\($0))" } ?? ""
         logger.notice(
-            "restored after an unclean exit\(cause): \(lifecycle.joined(separator: ", ")), the state of \(state.services.count) services",
+            "restored after an unclean exit\(cause): \(lifecycle.joined(separator: ", ")), the state of \(state.services.count.counted("service"))",
             metadata: ["generation": "\(state.generation)"]
         )
         return state.isSessionLocked ? state.sessionLockReason : nil

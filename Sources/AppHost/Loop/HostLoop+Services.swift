@@ -25,6 +25,12 @@ extension HostLoop {
         takeStagedRestorableState()
         var options = launchOptions
         options?.restoredState = restorable.services[descriptor.name]
+        if machine.state != .notRunning, machine.state != .launching {
+            // Added by a reload or restarted while the host runs: it launches into the host's
+            // state, into the background as after an unclean exit there (didEnterBackground alone
+            // follows its launch hooks), so its options say so rather than the host's launch's.
+            options?.launchesIntoBackground = machine.state == .background
+        }
         let staged = StagedRestorableState()
         let host = self.host
         var keep: (@Sendable ([UInt8]) -> Void)?

@@ -15,7 +15,7 @@ struct RestartCommand {
         do {
             try HostDBusClient(busName: busName, bus: bus).restartService(service, timeout: Self.timeout)
         } catch {
-            return StatusCommand.fail(error, command: "restart", busName: busName, identity: identity)
+            return StatusCommand.fail(error, command: "restart", busName: busName, bus: bus, identity: identity)
         }
         print("\(service) restarted")
         return .clean

@@ -14,7 +14,7 @@ struct StatusCommand {
         do {
             report = try HostDBusClient(busName: busName, bus: bus).report()
         } catch {
-            return Self.fail(error, command: "status", busName: busName, identity: identity)
+            return Self.fail(error, command: "status", busName: busName, bus: bus, identity: identity)
         }
         print(json ? Self.json(report).rendered() : Self.text(report, identity: identity), terminator: json ? "\n" : "")
         return .clean
@@ -70,32 +70,5 @@ struct StatusCommand {
                 ])
             }),
         ])
-    }
-
-    /// What a failed call prints, and the exit status it means.
-    static func fail(_ error: HostDBusClient.Failure, command: String, busName: String, identity: DaemonIdentity) -> ExitStatus {
-        let name = identity.commandName
-        switch error.name {
-        case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
-            StandardError.write("\(name) \(command): no daemon on this bus as \(busName): is it running? (systemctl status \(name); add --user for a unit of your user manager)\n")
-            return .unavailable
-        case "org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired":
-            StandardError.write("\(name) \(command): refused: only root or the daemon's user may do this on the system bus (\(error.message)); run it with sudo\n")
-            return .permissionDenied
-        case "org.apphost.Host1.Error.NoSuchService":
-            StandardError.write("\(name) \(command): \(error.message)\n")
-            return .badInput
-        case "org.apphost.Host1.Error.FailedToLaunch", "org.apphost.Host1.Error.NotRunning":
-            StandardError.write("\(name) \(command): \(error.message)\n")
-            return .launchFailed
-        case nil, "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout", "org.freedesktop.DBus.Error.UnknownObject",
-             "org.freedesktop.DBus.Error.UnknownInterface", "org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.UnknownProperty":
-            // No daemon to ask, or one without Host1 (an older apphostd).
-            StandardError.write("\(name) \(command): \(error.name.map { "\($0): " } ?? "")\(error.message)\n")
-            return .unavailable
-        default:
-            StandardError.write("\(name) \(command): \(error.name ?? ""): \(error.message)\n")
-            return .launchFailed
-        }
     }
 }

@@ -128,8 +128,11 @@ struct Daemon: Sendable {
                 "watchdog": "\(watchdog?.summary ?? "off")",
                 "restorable_state": "\(restorable.fileDescriptorStore.summary); \(restorable.path)",
                 "metrics": "\(metrics.map { "\($0.path) (daemon=\"\($0.factory.daemon)\")" } ?? "off (no host.metrics.textfile)")",
-                "logind": "\(configuration.followsLogind ? "followed (sleep, shutdown, the screen lock of \(configuration.logindSession))" : "off (host.logind: false)")",
-            ]
+            ].merging(
+                // Whether logind is followed is logind's edge's one line to say, once it knows
+                // (after READY=1); only "off" is known here.
+                configuration.followsLogind ? [:] : ["logind": "off (host.logind: false)"]
+            ) { first, _ in first }
         )
 
         // The host's end (terminate, or a failed launch) shuts the others down, in reverse order:

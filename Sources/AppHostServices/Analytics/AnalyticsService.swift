@@ -79,10 +79,10 @@ public final class AnalyticsService: ApplicationService {
             application.logger.warning("analytics: dropped a torn or corrupt tail of \(recovered) bytes from \(path); earlier records kept", metadata: ["path": "\(path)"])
         }
         if skipped > 0 {
-            application.logger.notice("analytics: \(skipped) records in \(path) are of kinds a newer apphostd wrote; not counted, and gone at the next compaction", metadata: ["path": "\(path)"])
+            application.logger.notice("analytics: \(skipped.counted("record")) in \(path) \(skipped == 1 ? "is of a kind" : "are of kinds") a newer apphostd wrote; not counted, and gone at the next compaction", metadata: ["path": "\(path)"])
         }
         if adopted > 0 {
-            application.logger.notice("analytics: took back \(adopted) events the previous run had not flushed")
+            application.logger.notice("analytics: took back \(adopted.counted("event")) the previous run had not flushed")
         }
         return true
     }

@@ -86,7 +86,7 @@ struct NotificationOutbox {
             }
         }
         let state = sinks[index]
-        logger.notice("\(state.sink.name) notifications work again after \(state.failures) failed attempts\(state.droppedWhileFailing > 0 ? "; \(state.droppedWhileFailing) were dropped" : "")", metadata: ["sink": "\(state.sink.name)"])
+        logger.notice("\(state.sink.name) notifications work again after \(state.failures.counted("failed attempt"))\(state.droppedWhileFailing > 0 ? "; \(state.droppedWhileFailing) \(state.droppedWhileFailing == 1 ? "was" : "were") dropped" : "")", metadata: ["sink": "\(state.sink.name)"])
         sinks[index].failures = 0
         sinks[index].droppedWhileFailing = 0
     }

@@ -52,6 +52,8 @@ package struct HostDBusClient: ~Copyable {
     package struct Failure: Error, CustomStringConvertible {
         package let name: String?
         package let message: String
+        /// The errno of a bus that could not be reached at all (no socket, no address), else nil.
+        package var unreachable: Int32? = nil
         package var description: String { message }
     }
 
@@ -69,7 +71,7 @@ package struct HostDBusClient: ~Copyable {
         case .system: sd_bus_open_system(&made)
         }
         guard result >= 0, let made else {
-            throw Failure(name: nil, message: "no bus to reach the daemon on: \(SystemErrorText.reason(-result))")
+            throw Failure(name: nil, message: SystemErrorText.reason(-result), unreachable: -result)
         }
         bus = made
         self.busName = busName

@@ -56,7 +56,7 @@ public struct HostDBusEdge: Service {
     var unavailable: String {
         host == nil
             ? "log control unavailable (systemctl service-log-level cannot reach this daemon)"
-            : "log control unavailable (systemctl service-log-level cannot reach this daemon, nor apphostd status)"
+            : "log control unavailable (systemctl service-log-level cannot reach this daemon, nor \(identifier) status)"
     }
 
     /// Serves until graceful shutdown or cancellation. The connection lives on the event loop,

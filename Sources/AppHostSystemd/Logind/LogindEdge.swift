@@ -111,6 +111,7 @@ public struct LogindEdge: Service {
 
     private func follow(_ events: AsyncStream<LogindClient.Event>, client: LogindClient, loop: EdgeEventLoop, metrics: LogindMetrics) async {
         var saidMissing = false
+        var saidFollowing = false
         var saidNoSession = false
         var wasLost = false
         /// The followed screen's lock as last published; nil before the first answer.
@@ -124,7 +125,12 @@ public struct LogindEdge: Service {
         for await event in events {
             switch event {
             case .logindFound(let delayMax):
-                if saidMissing || wasLost { logger.notice("logind is on the bus \(wasLost ? "again" : "now"): following sleep and shutdown") }
+                if saidMissing || wasLost {
+                    logger.notice("logind is on the bus \(wasLost ? "again" : "now"): following sleep and shutdown")
+                } else if !saidFollowing {
+                    logger.info("following logind: sleep, shutdown\(session.map { " and the screen lock of \($0)" } ?? "")")
+                }
+                saidFollowing = true
                 saidMissing = false
                 wasLost = false
                 logger.debug("logind waits up to \(delayMax.configText) for delay inhibitors")

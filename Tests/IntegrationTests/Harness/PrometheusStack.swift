@@ -4,13 +4,22 @@ import Foundation
 /// reads one textfile directory (its textfile collector only), Prometheus scrapes it every
 /// second and answers PromQL over its HTTP API (`/api/v1/query`, through curl).
 final class PrometheusStack: Sendable {
-    static let nodeExporter = "/usr/bin/prometheus-node-exporter"
-    static let prometheus = "/usr/bin/prometheus"
+    /// Where `scripts/deps.sh test` unpacks Debian's programs without installing their packages
+    /// (whose units would listen on the network).
+    static let tools = IntegrationSuites.GettingStartedPackageTests.repository + "/.build-tools/root/usr/bin"
+    static let nodeExporter = program("prometheus-node-exporter")
+    static let prometheus = program("prometheus")
+
+    /// `name` from `tools`, else from the system's PATH.
+    static func program(_ name: String) -> String {
+        let unpacked = tools + "/" + name
+        return FileManager.default.isExecutableFile(atPath: unpacked) ? unpacked : ProcessRunner.resolve(name) ?? unpacked
+    }
 
     /// Why the stack cannot run here, or nil.
     static let problem: String? = {
         for program in [nodeExporter, prometheus] where !FileManager.default.isExecutableFile(atPath: program) {
-            return "\(program) missing (Debian packages prometheus-node-exporter and prometheus)"
+            return "\(program) missing (bash scripts/deps.sh test unpacks it from Debian's prometheus-node-exporter and prometheus)"
         }
         if ProcessRunner.resolve("curl") == nil { return "curl missing" }
         return nil

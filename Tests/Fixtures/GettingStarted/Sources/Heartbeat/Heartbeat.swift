@@ -58,3 +58,8 @@ extension Heartbeat: ApplicationService {
         }
     }
 }
+
+/// The last beat's count, shared with every service of the host (`app.sharedState(LastBeat.self)`).
+public enum LastBeat: SharedStateKey {
+    public static let defaultValue = 0
+}
