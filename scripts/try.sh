@@ -18,8 +18,12 @@ if [ "$(id -u)" != 0 ]; then
     exit 1
 fi
 bash scripts/deps.sh try
-swift build --product apphostd >&2
 binary=$(swift build --product apphostd --show-bin-path)/apphostd
+# SwiftPM's own no-op build plans the whole package (seconds): skip it when nothing the binary
+# is built from changed since.
+if [ ! -x "$binary" ] || [ -n "$(find Package.swift Sources -newer "$binary" -print -quit)" ]; then
+    swift build --product apphostd >&2
+fi
 
 S=$(mktemp -d /tmp/apphostd-try.XXXXXX)
 cleanup() {
@@ -27,6 +31,8 @@ cleanup() {
     # The sandbox stops journald and the manager (and with it apphostd), then writes `cleaned`.
     for _ in $(seq 100); do [ -e "$S/cleaned" ] && break; sleep 0.1; done
     exec 3>&- 2>/dev/null || true
+    # Nothing of this run stays behind once the sandbox says it stopped everything.
+    if [ -e "$S/cleaned" ]; then rm -rf "$S"; fi
 }
 trap cleanup EXIT
 

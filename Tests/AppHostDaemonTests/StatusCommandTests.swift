@@ -37,6 +37,25 @@ import Testing
         #expect(lines.contains { $0.hasPrefix("● logger*") && $0.hasSuffix("healthy") }, "\(text)")
     }
 
+    @Test("the columns line up with the header, also when the required mark is on the longest name")
+    func columnsLineUp() throws {
+        let report = HostDBusClient.Report(
+            state: "active", status: "active · 3 services", sessionLocked: false, sessionLockReason: "", healthy: true, healthProblem: "",
+            services: [Self.service("a", "running"), Self.service("session-lock", "running", required: true), Self.service("notification", "failed", restarts: 12)]
+        )
+        let lines = StatusCommand.text(report, identity: .apphostd).split(separator: "\n").map { Array($0) }
+        let header = try #require(lines.first { String($0).hasPrefix("  SERVICE") })
+        let rows = lines.filter { ["●", "×", "↻"].contains($0.first) }.dropFirst()
+        #expect(rows.count == 3)
+        for column in ["TYPE", "STATE", "RESTARTS", "HEALTH"] {
+            let start = String(header).range(of: column).map { String(header).distance(from: String(header).startIndex, to: $0.lowerBound) }
+            for row in rows {
+                // Each column's text starts where its heading does, after at least one space.
+                #expect(start.map { $0 < row.count && row[$0] != " " && row[$0 - 1] == " " } == true, "\(column) in \(String(row))\n\(String(header))")
+            }
+        }
+    }
+
     @Test("the JSON parses, and says what the text says")
     func json() throws {
         let rendered = StatusCommand.json(Self.report).rendered()

@@ -46,6 +46,27 @@ struct AnalyticsRestoreTests {
         #expect(report.launches == 2 && report.uncleanPreviousExits == 1)
     }
 
+    @Test("a launch into the background after a kill there is no transition: two entries into the background count two, not three")
+    func aLaunchIntoTheBackgroundIsNoTransition() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let storage = InMemoryRestorableStateStorage()
+        let first = try AnalyticsService(configuration: .empty)
+        try await Self.runAndKill(first, directory: directory, storage: storage) { host in
+            try await host.enterBackground()
+            try await host.enterForeground()
+            try await host.enterBackground()
+        }
+        let second = try AnalyticsService(configuration: .empty)
+        try await withStatefulHost([ServiceDescriptor(name: "analytics", service: second)], directory: directory, restorableState: storage) { host in
+            #expect(host.state == .background, "launched into the background, as it was killed")
+            try await host.enterForeground()
+        }
+        let report = try AnalyticsReport.load(stateDirectory: directory + "/state")
+        #expect(report.backgroundEntries == 2 && report.foregroundEntries == 2, "\(report)")
+        #expect(report.transitions == 4)
+    }
+
     @Test("events both flushed and restored are counted once")
     func flushedAndRestoredEventsCountOnce() async throws {
         let directory = try makeTemporaryDirectory()

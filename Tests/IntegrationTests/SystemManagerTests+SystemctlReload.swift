@@ -23,9 +23,12 @@ extension IntegrationSuites.SystemManagerTests {
         let reloadJournal = reload.succeeded ? "" : await system.journalText(unit: Self.unit, after: cursor)
         #expect(reload.succeeded, "\(reload)\n\(reloadJournal)")
         if reload.succeeded {
-            try await Self.waitForJournal(system, "reloaded \(Self.configPath)", matches: ["-u", Self.unit], after: cursor) {
-                $0["MESSAGE"] == "reloaded \(Self.configPath)"
+            let records = try await Self.waitForJournal(system, "reloaded \(Self.configPath)", matches: ["-u", Self.unit], after: cursor) {
+                $0["MESSAGE"]?.hasPrefix("reloaded \(Self.configPath)") == true
             }
+            // One line says it, the daemon's: not also the host's and ExecReload='s.
+            let saying = records.filter { $0["SYSLOG_IDENTIFIER"] == "apphostd" && ($0["MESSAGE"]?.contains("reloaded") ?? false) }
+            #expect(saying.count == 1, "\(saying.map(SystemManager.line))")
         }
         let status = try await system.show(Self.unit)
         #expect(status["ActiveState"] == "active" && status["MainPID"] == pid, "\(status)")

@@ -14,7 +14,9 @@ extension HostLoop {
         case .success(let report):
             note = nil
             bus.publish(report)
-            logger.info("configuration reloaded", metadata: [
+            // At debug: the program that asked says it (apphostd: "reloaded PATH: …", one line
+            // per reload), and the report is on the bus and in `reload`'s result.
+            logger.debug("configuration reloaded", metadata: [
                 "added": "\(report.added)", "removed": "\(report.removed)",
                 "updated": "\(report.updated)", "restarted": "\(report.restarted)",
             ])

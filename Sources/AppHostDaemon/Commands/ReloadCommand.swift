@@ -81,7 +81,11 @@ struct ReloadCommand {
     private static func report(_ record: ReloadRecord, name: String) -> ExitStatus {
         switch record.outcome {
         case .applied:
-            print(record.message)
+            // Under systemd's ExecReload= stdout is the journal, where the daemon said the same
+            // line already; by hand, the operator reads it here.
+            if !JournalLogHandler.isJournalStream(environment: ProcessEnvironment.current, fd: STDOUT_FILENO) {
+                print(record.message)
+            }
             return .clean
         case .refused:
             StandardError.write("\(name): the reload was refused; the running configuration stays:\n")

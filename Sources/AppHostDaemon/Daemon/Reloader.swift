@@ -37,10 +37,12 @@ struct Reloader: Sendable {
                 }
                 return descriptors
             }
-            logger.info("reloaded \(configPath)")
             let changes = [("added", report.added), ("removed", report.removed), ("updated", report.updated), ("restarted", report.restarted)]
                 .filter { !$0.1.isEmpty }.map { "\($0.0) \($0.1.joined(separator: ", "))" }
             record = ReloadRecord(bootID: bootID, takenAt: takenAt, outcome: .applied, message: "reloaded \(configPath)" + (changes.isEmpty ? " (no service changed)" : ": " + changes.joined(separator: "; ")))
+            // The reload's one journal line: `apphostd reload` under ExecReload= prints nothing
+            // more to the journal.
+            logger.info("\(record.message)")
         } catch {
             // The host logged why and kept the running configuration; a host on its way out
             // did not look at the file at all.

@@ -44,6 +44,9 @@ public final class AnalyticsService: ApplicationService {
         var phase: Phase?
         var phaseStart = ContinuousClock.now
         var metrics: AnalyticsMetrics?
+        /// The launch said it goes into the background: the `didEnterBackground` that follows is
+        /// where the host is, not a transition, and is not counted as one.
+        var launchesIntoBackground = false
     }
 
     private let state: Mutex<State>
@@ -93,6 +96,7 @@ public final class AnalyticsService: ApplicationService {
         let metrics = AnalyticsMetrics(factory: application.metricsFactory)
         if let report = state.withLock({ state in
             state.metrics = metrics
+            state.launchesIntoBackground = options.launchesIntoBackground
             return state.store?.report
         }) {
             metrics.show(report)
@@ -104,6 +108,7 @@ public final class AnalyticsService: ApplicationService {
     public func applicationDidBecomeActive(_ application: ApplicationHandle) async throws {
         state.withLock { state in
             closePhase(&state)
+            state.launchesIntoBackground = false
             state.phase = .foreground
             state.phaseStart = .now
         }
@@ -118,8 +123,12 @@ public final class AnalyticsService: ApplicationService {
     public func applicationDidEnterBackground(_ application: ApplicationHandle) async throws {
         state.withLock { state in
             closePhase(&state)
-            _ = state.store?.record(.background)
-            state.metrics?.backgroundEntries.increment()
+            if state.launchesIntoBackground {
+                state.launchesIntoBackground = false
+            } else {
+                _ = state.store?.record(.background)
+                state.metrics?.backgroundEntries.increment()
+            }
             state.phase = .background
             state.phaseStart = .now
         }

@@ -146,7 +146,7 @@ public struct JournalLogHandler: LogHandler {
 
     /// `$JOURNAL_STREAM` is "device:inode" of the journal's stream socket; stderr is the journal
     /// only when `fd` is that very socket (not a redirect inherited from a shell).
-    static func isJournalStream(environment: [String: String], fd: Int32) -> Bool {
+    package static func isJournalStream(environment: [String: String], fd: Int32) -> Bool {
         guard let value = environment["JOURNAL_STREAM"] else { return false }
         let parts = value.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
