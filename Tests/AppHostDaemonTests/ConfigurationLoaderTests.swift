@@ -139,7 +139,7 @@ struct ConfigurationLoaderTests {
         let error = configurationError { () throws(InvalidConfiguration) in
             try loader.load(text: "services:\n  - name: c\n    type: checked\n    settings:\n      count: \"3\"\n", file: "q.yaml")
         }
-        #expect(error?.description == "q.yaml:5: services[0].settings.count: expected an integer, found a string")
+        #expect(error?.description == "q.yaml:5: services[0].settings.count: expected an integer, found a string (write it without quotes: 3, not \"3\"; in a test's settings dictionary too: [\"count\": 3])")
     }
 
     @Test func errorsCarryFileLineKeyAndHint() throws {

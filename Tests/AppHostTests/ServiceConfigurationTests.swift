@@ -27,6 +27,19 @@ import Testing
         lines: ["services[1].settings.count": 12, "services[1].settings": 10]
     )
 
+    @Test("a quoted number or boolean where one is read says to write it without quotes, in a test's dictionary too")
+    func quotedValuesNameTheFix() throws {
+        let section: ServiceSection = ["count": "1", "enabled": "true", "ratio": "0.5", "word": "many"]
+        let count = #expect(throws: ConfigurationError.self) { try section.int("count") }
+        #expect(count?.hint == "write it without quotes: 1, not \"1\"; in a test's settings dictionary too: [\"count\": 1]")
+        #expect(#expect(throws: ConfigurationError.self) { try section.bool("enabled") }?.hint?.hasPrefix("write it without quotes: true") == true)
+        #expect(#expect(throws: ConfigurationError.self) { try section.double("ratio") }?.hint?.hasPrefix("write it without quotes: 0.5") == true)
+        // A string that is no number gets no such hint: quotes are not its problem.
+        #expect(#expect(throws: ConfigurationError.self) { try section.int("word") }?.hint == nil)
+        // What the hint says to write is read.
+        #expect(try (["count": 1] as ServiceSection).int("count") == 1)
+    }
+
     @Test func typedAccessorsReadTheirTypes() throws {
         #expect(try settings.string("name") == "probe")
         #expect(try settings.int("count") == 3)

@@ -99,11 +99,18 @@ extension IntegrationSuites {
                     let unindented = Self.unindented(block.text)
                     #expect(sources.values.contains { Self.unindented($0).contains(unindented) }, "no fixture file holds this fragment: \(block)")
                 case .file:
-                    continue  // compiled alone by fixtureBuildsTestsAndRuns
+                    // Compiled alone by fixtureBuildsTestsAndRuns, and a file of the package the
+                    // docs build.
+                    let unindented = Self.unindented(block.text)
+                    #expect(sources.values.contains { Self.unindented($0).contains(unindented) }, "no fixture file holds this file: \(block)")
                 }
             }
             #expect(try Self.blocks("yaml", in: Self.read(Self.article)) == [Self.read(Self.fixture + "/heartbeatd.yaml"), Self.read(Self.fixture + "/heartbeatd-composites.yaml")])
             #expect(try Self.blocks("ini", in: Self.read(Self.article)) == [Self.read(Self.fixture + "/heartbeatd.service")])
+            // The README's walk from an empty folder to the unit: the same config and unit.
+            let readme = try Self.read(Self.repository + "/README.md")
+            #expect(try Self.blocks("yaml", in: readme, section: "## Write your own service") == [Self.read(Self.fixture + "/heartbeatd.yaml")])
+            #expect(try Self.blocks("ini", in: readme, section: "## Write your own service") == [Self.read(Self.fixture + "/heartbeatd.service")])
         }
 
         /// A Swift Testing binary on Linux links Foundation by itself, so `ldd` cannot show
@@ -172,7 +179,7 @@ extension IntegrationSuites {
             #expect(test.succeeded, "\(test)")
             let testWarnings = Self.warnings(from: test, in: Self.outside + "/") + Self.warnings(from: test, in: Self.repository + "/Sources/")
             #expect(testWarnings.isEmpty, "the fixture's tests build with warnings:\n\(testWarnings.joined(separator: "\n"))")
-            #expect(test.stdout.contains("Test run with \(5 + docTargets.tests) tests") && test.stdout.contains("passed"), "\(test)")
+            #expect(test.stdout.contains("Test run with \(6 + docTargets.tests) tests") && test.stdout.contains("passed"), "\(test)")
 
             // The test kit links what it needs and no more: a user's test binary that tests a
             // service with it does not link libsystemd (so its machine needs no libsystemd-dev).

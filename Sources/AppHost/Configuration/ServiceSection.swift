@@ -90,7 +90,7 @@ public struct ServiceSection: Sendable, Hashable {
         switch values[key] {
         case nil, .null?: return nil
         case .bool(let value)?: return value
-        case let other?: throw error(key, "expected true or false, found \(other.typeName)")
+        case let other?: throw error(key, "expected true or false, found \(other.typeName)", hint: Self.unquoteHint(key, other, if: { Bool($0) != nil }))
         }
     }
 
@@ -100,7 +100,7 @@ public struct ServiceSection: Sendable, Hashable {
         switch values[key] {
         case nil, .null?: return nil
         case .int(let int)?: value = int
-        case let other?: throw error(key, "expected an integer, found \(other.typeName)")
+        case let other?: throw error(key, "expected an integer, found \(other.typeName)", hint: Self.unquoteHint(key, other, if: { Int($0) != nil }))
         }
         guard range.contains(value) else {
             throw error(key, "\(value) is out of range", hint: "expected \(range.lowerBound)...\(range.upperBound)")
@@ -114,7 +114,7 @@ public struct ServiceSection: Sendable, Hashable {
         case nil, .null?: return nil
         case .int(let value)?: return Double(value)
         case .double(let value)?: return value
-        case let other?: throw error(key, "expected a number, found \(other.typeName)")
+        case let other?: throw error(key, "expected a number, found \(other.typeName)", hint: Self.unquoteHint(key, other, if: { Double($0) != nil }))
         }
     }
 

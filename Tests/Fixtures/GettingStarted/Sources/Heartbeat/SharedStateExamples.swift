@@ -1,6 +1,5 @@
-import AppHost
-
 // README.md's "Share state by key", as written there.
+import AppHost
 
 enum ThemeColor: SharedStateKey {
     static let defaultValue = "blue"
