@@ -18,14 +18,14 @@ extension IntegrationSuites {
             text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).joined(separator: " ")
         }
 
-        /// The walkthrough's steps, from the README's second `sh` block of the section.
-        static func steps() throws -> [Step] {
+        /// The steps of the README's `sh` block in `section` that holds `marker`.
+        static func steps(section: String = "## Five minutes with systemctl", marker: String = "systemctl --user start apphostd") throws -> [Step] {
             let readme = try IntegrationSuites.GettingStartedPackageTests.read(IntegrationSuites.GettingStartedPackageTests.repository + "/README.md")
-            let blocks = try IntegrationSuites.GettingStartedPackageTests.blocks("sh", in: readme, section: "## Five minutes with systemctl")
-            let block = try #require(blocks.first { $0.contains("systemctl --user start apphostd") })
+            let blocks = try IntegrationSuites.GettingStartedPackageTests.blocks("sh", in: readme, section: section)
+            let block = try #require(blocks.first { $0.contains(marker) })
             return block.split(separator: "\n").compactMap { line -> Step? in
                 let parts = line.split(separator: "#", maxSplits: 1)
-                let command = parts[0].trimmingCharacters(in: .whitespaces)
+                let command = parts.isEmpty || line.hasPrefix("#") ? "" : parts[0].trimmingCharacters(in: .whitespaces)
                 guard !command.isEmpty, command != "exit" else { return nil }
                 let comment = parts.count > 1 ? String(parts[1]) : ""
                 guard let arrow = comment.range(of: "→") else { return Step(command: command, pieces: []) }
@@ -94,6 +94,17 @@ extension IntegrationSuites {
             // try.sh leaves nothing behind in /tmp.
             let left = Set(try tryDirectories()).subtracting(before)
             #expect(left.isEmpty, "left behind: \(left)")
+        }
+
+        @Test("the Configuration section's check of the shipped config prints what its → says", .enabled(if: IntegrationEnvironment.apphostdBinary != nil, "needs the apphostd binary"))
+        func theConfigCheckIsTrue() async throws {
+            let binary = try #require(IntegrationEnvironment.apphostdBinary)
+            let step = try #require(try Self.steps(section: "## Configuration", marker: "apphostd check --config config/apphostd.yaml").first)
+            #expect(step.command == "apphostd check --config config/apphostd.yaml" && !step.pieces.isEmpty)
+            // From the repository, as the README's relative path says.
+            let run = try await ProcessRunner.run(["/bin/sh", "-c", "cd \"$1\" && exec \"$2\" check --config config/apphostd.yaml", "sh", IntegrationSuites.GettingStartedPackageTests.repository, binary])
+            #expect(run.succeeded, "\(run)")
+            #expect(step.pieces.allSatisfy { Self.collapsed(run.stdout).contains($0) }, "\(step.pieces) in \(run)")
         }
     }
 }
