@@ -5,7 +5,7 @@ extension LifecycleStateMachineTests {
         .launch, .continueLaunch, .finishLaunch(intoBackground: false), .finishLaunch(intoBackground: true), .abortLaunch,
         .restoreSessionLock(reason: "screen"), .enterBackground, .enterForeground, .toggleBackground, .memoryWarning(.critical),
         .sessionLock(true, reason: "lid"), .sessionLock(true, reason: "screen"), .sessionLock(true, reason: ""), .sessionLock(false, reason: ""),
-        .reload, .terminate, .terminateNow,
+        .reload, .terminate, .terminateNow, .prepareForSleep(.sleep), .resume(.sleep),
     ]
 
     /// Every (state, terminate pending, request) triple; session lock requests in a launched
@@ -241,5 +241,43 @@ extension LifecycleStateMachineTests {
         Row(.terminating, .reload, locked: false, pending: true, nil),
         Row(.terminating, .terminate, locked: false, pending: true, []),
         Row(.terminating, .terminateNow, locked: false, pending: true, []),
+        // The machine's sleep, awake: only a launched host in the foreground or the background
+        // prepares; a resume without a preparation does nothing; a terminate refuses both.
+        Row(.notRunning, .prepareForSleep(.sleep), locked: false, pending: false, nil),
+        Row(.notRunning, .resume(.sleep), locked: false, pending: false, []),
+        Row(.launching, .prepareForSleep(.sleep), locked: false, pending: false, nil),
+        Row(.launching, .resume(.sleep), locked: false, pending: false, []),
+        Row(.active, .prepareForSleep(.sleep), locked: false, pending: false, Self.toBackground + [.setSleep(MachineSleep(returningTo: .active, kinds: [.sleep])), .persistRestorableState]),
+        Row(.active, .resume(.sleep), locked: false, pending: false, []),
+        Row(.inactive, .prepareForSleep(.sleep), locked: false, pending: false, nil),
+        Row(.inactive, .resume(.sleep), locked: false, pending: false, []),
+        Row(.background, .prepareForSleep(.sleep), locked: false, pending: false, [.setSleep(MachineSleep(returningTo: .background, kinds: [.sleep])), .persistRestorableState]),
+        Row(.background, .resume(.sleep), locked: false, pending: false, []),
+        Row(.terminating, .prepareForSleep(.sleep), locked: false, pending: false, nil),
+        Row(.terminating, .resume(.sleep), locked: false, pending: false, []),
+        Row(.notRunning, .prepareForSleep(.sleep), locked: false, pending: true, nil),
+        Row(.notRunning, .resume(.sleep), locked: false, pending: true, nil),
+        Row(.launching, .prepareForSleep(.sleep), locked: false, pending: true, nil),
+        Row(.launching, .resume(.sleep), locked: false, pending: true, nil),
+        Row(.active, .prepareForSleep(.sleep), locked: false, pending: true, nil),
+        Row(.active, .resume(.sleep), locked: false, pending: true, nil),
+        Row(.inactive, .prepareForSleep(.sleep), locked: false, pending: true, nil),
+        Row(.inactive, .resume(.sleep), locked: false, pending: true, nil),
+        Row(.background, .prepareForSleep(.sleep), locked: false, pending: true, nil),
+        Row(.background, .resume(.sleep), locked: false, pending: true, nil),
+        Row(.terminating, .prepareForSleep(.sleep), locked: false, pending: true, nil),
+        Row(.terminating, .resume(.sleep), locked: false, pending: true, nil),
+    ]
+
+    /// `active → inactive → background`, with its events, as the table writes it.
+    static let toBackground: [LifecycleAction] = [
+        .deliver(.willResignActive, from: .active, to: .inactive), .move(to: .inactive), .move(to: .background),
+        .deliver(.didEnterBackground, from: .inactive, to: .background),
+    ]
+
+    /// `background → inactive → active`, with its events.
+    static let toForeground: [LifecycleAction] = [
+        .deliver(.willEnterForeground, from: .background, to: .inactive), .move(to: .inactive), .move(to: .active),
+        .deliver(.didBecomeActive, from: .inactive, to: .active),
     ]
 }

@@ -12,25 +12,30 @@ import Testing
         let request: LifecycleRequest
         let locked: Bool
         let pending: Bool
+        /// The machine's sleep the host waits in (the sleep table); nil: awake.
+        let sleep: MachineSleep?
         let steps: [LifecycleAction]?
 
-        init(_ state: ApplicationState, _ request: LifecycleRequest, locked: Bool, pending: Bool, _ steps: [LifecycleAction]?) {
+        init(_ state: ApplicationState, _ request: LifecycleRequest, locked: Bool, pending: Bool, sleep: MachineSleep? = nil, _ steps: [LifecycleAction]?) {
             self.state = state
             self.request = request
             self.locked = locked
             self.pending = pending
+            self.sleep = sleep
             self.steps = steps
         }
 
         /// The machine the row starts from; a locked session was locked because of "screen".
         var machine: LifecycleStateMachine {
-            LifecycleStateMachine(state: state, isProtectedDataAvailable: !locked, sessionLockReason: locked ? "screen" : nil, isTerminatePending: pending)
+            LifecycleStateMachine(state: state, isProtectedDataAvailable: !locked, sessionLockReason: locked ? "screen" : nil, isTerminatePending: pending, sleep: sleep)
         }
 
-        var testDescription: String { "\(request) while \(state)\(locked ? " (locked)" : "")\(pending ? " (terminate pending)" : "")" }
+        var testDescription: String {
+            "\(request) while \(state)\(locked ? " (locked)" : "")\(pending ? " (terminate pending)" : "")\(sleep.map { " (asleep, back to \($0.stateAfter))" } ?? "")"
+        }
     }
 
-    @Test(arguments: table)
+    @Test(arguments: table + sleepTable)
     func decides(_ row: Row) {
         switch (row.machine.decide(row.request), row.steps) {
         case (.perform(let actions), let steps?):

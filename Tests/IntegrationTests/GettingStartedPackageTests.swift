@@ -36,9 +36,9 @@ extension IntegrationSuites {
         static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
         static let fixture = repository + "/Tests/Fixtures/GettingStarted"
         static let article = repository + "/Sources/AppHost/AppHost.docc/GettingStarted.md"
-        /// Outside the repository, as a user's package would be; a fixed place so that a second
-        /// run builds incrementally.
-        static let outside = FileManager.default.temporaryDirectory.path + "/apphostd-getting-started"
+        /// Outside the repository, as a user's package would be; a fixed place per checkout, so
+        /// that a second run builds incrementally and two checkouts' runs do not share it.
+        static let outside = FileManager.default.temporaryDirectory.path + "/apphostd-getting-started" + repository.replacingOccurrences(of: "/", with: "_")
         static let scratch = repository + "/.build-fixture"
 
         /// The code blocks of `language` in `text` (from `start` to the next `## ` heading, when given).

@@ -140,6 +140,7 @@ extension HostLoop {
         case .trimHeap(let level): configuration.trimHeap?(level)
         case .setProtectedDataAvailable(let available): machine.setProtectedDataAvailable(available)
         case .setSessionLockReason(let reason): machine.setSessionLockReason(reason)
+        case .setSleep(let sleep): machine.setSleep(sleep)
         case .persistRestorableState: isPersistDue = true
         case .setTerminatePending:
             machine.setTerminatePending()

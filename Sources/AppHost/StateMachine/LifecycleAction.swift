@@ -16,6 +16,9 @@ package enum LifecycleAction: Sendable, Hashable {
     case setProtectedDataAvailable(Bool)
     /// Why the session is locked, for the status; nil once unlocked.
     case setSessionLockReason(String?)
+    /// The machine's sleep begins, changes (the state to return to, the preparations left) or
+    /// ends (nil).
+    case setSleep(MachineSleep?)
     /// Parse, validate and apply the new configuration as one transaction.
     case reloadConfiguration
     /// At the end of the request, write the restorable state to disk even if only services'

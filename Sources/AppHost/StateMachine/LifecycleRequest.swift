@@ -24,6 +24,12 @@ package enum LifecycleRequest: Sendable, Hashable, CustomStringConvertible {
     case sessionLock(Bool, reason: String)
     /// Apply a new configuration.
     case reload
+    /// The machine is about to sleep or shut down: to the background, the state durably on
+    /// disk, and the state to return to kept until the resume.
+    case prepareForSleep(MachineSleep.Kind)
+    /// The machine is awake again after that preparation (or the shutdown did not happen); nil:
+    /// whatever it prepared for is over (logind went away and will not say).
+    case resume(MachineSleep.Kind?)
     /// A terminate arrives: from now on it is pending, ahead of every request.
     case terminate
     /// Carry out the terminate: the pending one, a cancelled host's, or a failed launch's
@@ -41,7 +47,8 @@ package enum LifecycleRequest: Sendable, Hashable, CustomStringConvertible {
         case .enterForeground: .active
         case .toggleBackground: state == .active ? .background : .active
         case .terminate, .terminateNow: .terminating
-        case .memoryWarning, .sessionLock, .restoreSessionLock, .reload: state
+        case .prepareForSleep: .background
+        case .memoryWarning, .sessionLock, .restoreSessionLock, .reload, .resume: state
         }
     }
 
@@ -58,6 +65,8 @@ package enum LifecycleRequest: Sendable, Hashable, CustomStringConvertible {
         case .memoryWarning(let level): "memory warning (\(level))"
         case .sessionLock(let locked, _): locked ? "session lock" : "session unlock"
         case .reload: "reload"
+        case .prepareForSleep(let kind): kind == .sleep ? "prepare for sleep" : "prepare for shutdown"
+        case .resume(let kind): kind == .shutdown ? "resume (the shutdown did not happen)" : "resume"
         case .terminate: "terminate"
         case .terminateNow: "terminate now"
         }

@@ -13,8 +13,54 @@ extension LifecycleStateMachine {
             return decideLaunchStep(request)
         case .enterBackground, .enterForeground, .toggleBackground, .memoryWarning, .sessionLock, .reload:
             if isTerminatePending { return refuse(request, "a terminate is pending, and it comes first") }
+            if let sleep, state == .background, let steps = decideWhileAsleep(request, sleep) { return .perform(steps) }
             return decideWhileRunning(request)
+        case .prepareForSleep, .resume:
+            // A sleep after a terminate: the terminate saves the state, and the host is gone
+            // before the machine sleeps.
+            if isTerminatePending { return refuse(request, "a terminate is pending, and it comes first") }
+            return decideSleep(request)
         }
+    }
+
+    /// The machine's sleep: the preparation moves the host to the background and keeps where
+    /// to return; the resume returns there once every preparation is over.
+    private func decideSleep(_ request: LifecycleRequest) -> LifecycleDecision {
+        switch (request, sleep, state) {
+        case (.prepareForSleep(let kind), let sleep?, _):
+            // A shutdown while a sleep is prepared (or the reverse): the first's return state
+            // stays, and the state goes to disk again.
+            return .perform([.setSleep(MachineSleep(returningTo: sleep.stateAfter, kinds: sleep.kinds.union([kind]))), .persistRestorableState])
+        case (.prepareForSleep(let kind), nil, .active):
+            return .perform(Self.toBackground + [.setSleep(MachineSleep(returningTo: .active, kinds: [kind]))] + [.persistRestorableState])
+        case (.prepareForSleep(let kind), nil, .background):
+            return .perform([.setSleep(MachineSleep(returningTo: .background, kinds: [kind])), .persistRestorableState])
+        case (.prepareForSleep, nil, _):
+            return refuse(request, "only a launched host prepares for the machine's sleep; it is \(state)")
+        case (.resume, nil, _):
+            // Nothing was prepared (a resume without its preparation): nothing to return from.
+            return .perform([])
+        case (.resume(let kind), var sleep?, _):
+            if let kind { sleep.kinds.remove(kind) } else { sleep.kinds = [] }
+            guard sleep.kinds.isEmpty else { return .perform([.setSleep(sleep)]) }
+            return .perform([.setSleep(nil)] + (sleep.stateAfter == .active && state == .background ? Self.toForeground : []))
+        default:
+            return refuse(request, "not a request of the machine's sleep")
+        }
+    }
+
+    /// A move between foreground and background while the machine sleeps: the host stays in
+    /// the background, and the move changes where it returns at the resume. Nil for the other
+    /// requests, which go as ever.
+    private func decideWhileAsleep(_ request: LifecycleRequest, _ sleep: MachineSleep) -> [LifecycleAction]? {
+        let target: ApplicationState
+        switch request {
+        case .enterBackground: target = .background
+        case .enterForeground: target = .active
+        case .toggleBackground: target = sleep.stateAfter == .active ? .background : .active
+        default: return nil
+        }
+        return target == sleep.stateAfter ? [] : [.setSleep(MachineSleep(returningTo: target, kinds: sleep.kinds))]
     }
 
     private func decideTerminateNow() -> LifecycleDecision {
@@ -57,20 +103,9 @@ extension LifecycleStateMachine {
         case (.enterForeground, .active):
             return .perform([])
         case (.enterBackground, .active), (.toggleBackground, .active):
-            return .perform([
-                .deliver(.willResignActive, from: .active, to: .inactive),
-                .move(to: .inactive),
-                .move(to: .background),
-                .deliver(.didEnterBackground, from: .inactive, to: .background),
-                .persistRestorableState,
-            ])
+            return .perform(Self.toBackground + [.persistRestorableState])
         case (.enterForeground, .background), (.toggleBackground, .background):
-            return .perform([
-                .deliver(.willEnterForeground, from: .background, to: .inactive),
-                .move(to: .inactive),
-                .move(to: .active),
-                .deliver(.didBecomeActive, from: .inactive, to: .active),
-            ])
+            return .perform(Self.toForeground)
         case (.enterBackground, _), (.enterForeground, _), (.toggleBackground, _):
             return refuse(request, "only an active host goes to the background and only a background host comes to the foreground")
 
@@ -99,6 +134,22 @@ extension LifecycleStateMachine {
             return refuse(request, "not a request of a running host")
         }
     }
+
+    /// `active → inactive → background`, with its events.
+    static let toBackground: [LifecycleAction] = [
+        .deliver(.willResignActive, from: .active, to: .inactive),
+        .move(to: .inactive),
+        .move(to: .background),
+        .deliver(.didEnterBackground, from: .inactive, to: .background),
+    ]
+
+    /// `background → inactive → active`, with its events.
+    static let toForeground: [LifecycleAction] = [
+        .deliver(.willEnterForeground, from: .background, to: .inactive),
+        .move(to: .inactive),
+        .move(to: .active),
+        .deliver(.didBecomeActive, from: .inactive, to: .active),
+    ]
 
     /// What a service that joins a running host (added by a reload) missed, in order, to see
     /// the host as its other services do.

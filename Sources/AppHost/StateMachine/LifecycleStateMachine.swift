@@ -16,14 +16,21 @@ package struct LifecycleStateMachine: Sendable, Hashable {
     package private(set) var sessionLockReason: String?
     /// A terminate arrived; it runs next, and it is the last request.
     package private(set) var isTerminatePending: Bool
+    /// The machine prepares to sleep or shut down, and where the host goes at the resume; nil
+    /// while it is awake.
+    package private(set) var sleep: MachineSleep?
 
     /// A machine that starts in `state` (normally `.notRunning`), the session unlocked and no
     /// terminate pending unless said (tests start it anywhere).
-    package init(state: ApplicationState = .notRunning, isProtectedDataAvailable: Bool = true, sessionLockReason: String? = nil, isTerminatePending: Bool = false) {
+    package init(
+        state: ApplicationState = .notRunning, isProtectedDataAvailable: Bool = true, sessionLockReason: String? = nil, isTerminatePending: Bool = false,
+        sleep: MachineSleep? = nil
+    ) {
         self.state = state
         self.isProtectedDataAvailable = isProtectedDataAvailable
         self.sessionLockReason = sessionLockReason
         self.isTerminatePending = isTerminatePending
+        self.sleep = sleep
     }
 
     /// Whether the lifecycle has an edge `from → to`. A state is never legal to itself: that
@@ -68,6 +75,11 @@ package struct LifecycleStateMachine: Sendable, Hashable {
     /// Records why the session is locked.
     package mutating func setSessionLockReason(_ reason: String?) {
         sessionLockReason = reason
+    }
+
+    /// Records the machine's sleep: begun, changed or over (nil).
+    package mutating func setSleep(_ sleep: MachineSleep?) {
+        self.sleep = sleep
     }
 
     /// Records that a terminate arrived.

@@ -10,14 +10,16 @@ import ServiceLifecycle
 ///
 /// It takes a `delay` inhibitor for `sleep` and one for `shutdown` (`systemd-inhibit --list`
 /// shows them under the daemon's name). On `PrepareForSleep(true)` it makes one request with
-/// cause `sleep` (`PluggableApplicationHost.enterBackground(cause:)`: background unless already
-/// there, the state handed to storage), waits for `save` (the disk write), then closes the
-/// inhibitor's fd. It never holds logind longer than a margin before `InhibitDelayMaxUSec`: past
-/// that it releases the inhibitor anyway and names the service still inside a hook. On
-/// `PrepareForSleep(false)` the host returns to the state it had before the sleep, with cause
-/// `resume`, and a new inhibitor is taken. `PrepareForShutdown(true)` gets the same saving
+/// cause `sleep` (`PluggableApplicationHost.prepareForMachineSleep(_:)`: background unless
+/// already there, the state handed to storage), waits for `save` (the disk write), then closes
+/// the inhibitor's fd. It never holds logind longer than a margin before `InhibitDelayMaxUSec`:
+/// past that it releases the inhibitor anyway and names the service still inside a hook. On
+/// `PrepareForSleep(false)` it asks the host to resume (`machineDidResume(from:)`, cause
+/// `resume`): where the host returns is the host's state machine's, kept in order with the other
+/// requests, and a new inhibitor is taken. `PrepareForShutdown(true)` gets the same saving
 /// request with cause `shutdown`; the SIGTERM that follows terminates as ever, and
-/// `PrepareForShutdown(false)` (the shutdown did not happen) is handled as a resume.
+/// `PrepareForShutdown(false)` (the shutdown did not happen) is handled as a resume. Should the
+/// bus or logind go away before the resume, the sleep ends then.
 ///
 /// Without a system bus, without logind, or when polkit refuses the inhibitors, it says so once,
 /// with what to install, and the daemon runs on: the signals work as ever. When logind appears
@@ -118,8 +120,6 @@ public struct LogindEdge: Service {
         var screenLocked: Bool?
         var refused: Set<LogindClient.Inhibition> = []
         var saidAccessDenied = false
-        /// The state before each preparation, to return to afterwards.
-        var before: [LogindClient.Inhibition: ApplicationState] = [:]
         /// When logind said the machine was about to sleep: the time asleep is counted from there.
         var sleptAt: ContinuousClock.Instant?
         for await event in events {
@@ -153,7 +153,6 @@ public struct LogindEdge: Service {
                     logger.warning("logind refused a delay inhibitor for \(what.rawValue) (\(reason)): the machine may \(what == .sleep ? "sleep" : "shut down") before the services saved their state")
                 }
             case .prepare(let what, starting: true, let number, let at):
-                before[what] = host.state
                 if what == .sleep { sleptAt = at }
                 metrics.countPrepare(what)
                 await prepare(what, number: number, client: client, loop: loop, metrics: metrics)
@@ -163,12 +162,15 @@ public struct LogindEdge: Service {
                     host.bus.publish(MachineDidResume(asleep: at - sleptAt))
                 }
                 if what == .sleep { sleptAt = nil }
-                await resume(after: what, from: before.removeValue(forKey: what))
+                await resume(after: what)
             case .unavailable(let reason):
                 logger.notice("logind not followed: the system bus went away (\(reason)); sleep and shutdown reach the services only by signal")
+                // Its PrepareFor…(false) will not come: a sleep the host waits on is over.
+                await resume(after: nil)
             case .lost(let reason):
                 wasLost = true
                 logger.notice("logind: lost the system bus (\(reason)); connecting again")
+                await resume(after: nil)
             case .watching(let id):
                 saidNoSession = false
                 logger.notice("following the screen lock of logind session \(id) (host.logind-session: \(session.map { "\($0)" } ?? "none"))")
@@ -199,7 +201,7 @@ public struct LogindEdge: Service {
         let cause = what.rawValue
         logger.notice("the machine is about to \(what == .sleep ? "sleep" : "shut down"): services to the background, state to disk", metadata: ["cause": "\(cause)"])
         do {
-            try await host.enterBackground(cause: cause)
+            try await host.prepareForMachineSleep(what == .sleep ? .sleep : .shutdown)
         } catch {
             // Terminating already: the terminate saves.
             logger.notice("\(cause): \(error)", metadata: ["cause": "\(cause)"])
@@ -219,12 +221,15 @@ public struct LogindEdge: Service {
         }
     }
 
-    /// After the sleep (or a shutdown that did not happen): back to the state before it.
-    private func resume(after what: LogindClient.Inhibition, from state: ApplicationState?) async {
-        logger.notice(what == .sleep ? "the machine is awake again" : "the shutdown did not happen", metadata: ["cause": "resume"])
-        guard state == .active else { return }
+    /// After the sleep (or a shutdown that did not happen; nil: logind went away and will not
+    /// say): the machine returns the host where it belongs, as the requests since the
+    /// preparation left it.
+    private func resume(after what: LogindClient.Inhibition?) async {
+        if let what {
+            logger.notice(what == .sleep ? "the machine is awake again" : "the shutdown did not happen", metadata: ["cause": "resume"])
+        }
         do {
-            try await host.enterForeground(cause: "resume")
+            try await host.machineDidResume(from: what.map { $0 == .sleep ? .sleep : .shutdown })
         } catch {
             logger.notice("resume: \(error)", metadata: ["cause": "resume"])
         }
