@@ -44,22 +44,59 @@ import Testing
         #expect(generationOnDisk(files) == 3)
     }
 
-    // Fails without writePending: the writer would wait out its hour-long window.
-    @Test("writePending puts what persist handed over on disk before it returns, inside the coalescing window (logind's sleep waits for it)")
-    func writePendingWritesNow() async throws {
+    // Fails without the durable persist cutting the window short: the writer would wait out its
+    // hour-long window, and the call with it.
+    @Test("persistDurably returns once the state is on disk, written by the writer inside its coalescing window (logind's sleep waits for it)")
+    func aDurablePersistIsOnDiskWhenItReturns() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let logs = CapturedLogs()
+        let files = files(in: directory, logs: logs, coalescing: .seconds(3600))
+        await withDiscardingTaskGroup { group in
+            group.addTask { await files.writer.run() }
+            files.persist(.sample(generation: 6))
+            await files.persistDurably(.sample(generation: 7))
+            #expect(generationOnDisk(files) == 7)
+            // As new or older than the file: answered at once, and the file stays.
+            await files.persistDurably(.sample(generation: 7))
+            await files.persistDurably(.sample(generation: 2))
+            #expect(generationOnDisk(files) == 7)
+            #expect(logs.all.filter { $0.message == "restorable state written" }.count == 1, "one write, of the newest")
+            group.cancelAll()
+        }
+    }
+
+    @Test("persistDurably while the writer waits out a window for an earlier state, and after the writer ended")
+    func aDurablePersistBesideTheWindowAndAfterTheEnd() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let files = files(in: directory, coalescing: .milliseconds(50))
+        await testGracefulShutdown { trigger in
+            await withDiscardingTaskGroup { group in
+                group.addTask { await files.writer.run() }
+                for generation in 1...20 {
+                    files.persist(.sample(generation: UInt64(generation * 2)))
+                    await files.persistDurably(.sample(generation: UInt64(generation * 2 + 1)))
+                    #expect(generationOnDisk(files) ?? 0 >= UInt64(generation * 2 + 1))
+                }
+                trigger.triggerGracefulShutdown()
+            }
+        }
+        await files.persistDurably(.sample(generation: 100))
+        #expect(generationOnDisk(files) == 100)
+    }
+
+    @Test("writePending writes what persist handed over, for a program that does not run the writer")
+    func writePendingWritesNow() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let files = files(in: directory, coalescing: .seconds(3600))
-        await withDiscardingTaskGroup { group in
-            group.addTask { await files.writer.run() }
-            files.persist(.sample(generation: 7))
-            files.writePending()
-            #expect(generationOnDisk(files) == 7)
-            // Nothing pending: returns at once, and the file stays.
-            files.writePending()
-            #expect(generationOnDisk(files) == 7)
-            group.cancelAll()
-        }
+        files.persist(.sample(generation: 7))
+        #expect(generationOnDisk(files) == nil)
+        files.writePending()
+        #expect(generationOnDisk(files) == 7)
+        files.writePending()
+        #expect(generationOnDisk(files) == 7)
     }
 
     /// The generation in the file now, nil when there is no usable file.

@@ -17,7 +17,7 @@ extension LifecycleStateMachineTests {
             .enterForeground: after == .active ? [] : [.setSleep(asleep(returningTo: .active))],
             .toggleBackground: [.setSleep(asleep(returningTo: after == .active ? .background : .active))],
             // A second preparation keeps the first's return state, and saves again.
-            .prepareForSleep(.sleep): [.setSleep(sleep), .persistRestorableState],
+            .prepareForSleep(.sleep): [.setSleep(sleep), .persistRestorableStateDurably],
             .resume(.sleep): [.setSleep(nil)] + (after == .active ? toForeground : []),
         ]
         return requests.map { request in

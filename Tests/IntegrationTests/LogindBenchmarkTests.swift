@@ -6,8 +6,8 @@ extension IntegrationSuites {
     /// Not pass/fail: the figures of Benchmarks/README.md's "Sleep from logind". Under PID 1 with
     /// the real logind, for 4 and 100 services: a background request by `SIGRTMIN+1`, and a
     /// suspend's saving request from `PrepareForSleep(true)` to the inhibitor's release, each
-    /// measured by the daemon (its debug lines: `duration_us`, `request_us`, `save_us`,
-    /// `release_us`). Run with `APPHOSTD_BENCH_LOGIND=1 swift test --filter LogindBenchmarkTests`.
+    /// measured by the daemon (its debug lines: `duration_us`, `request_us` (since the durable persist,
+    /// the disk write included), `release_us`). Run with `APPHOSTD_BENCH_LOGIND=1 swift test --filter LogindBenchmarkTests`.
     @Suite(
         .serialized, .needsSystemManager,
         .enabled(if: ProcessInfo.processInfo.environment["APPHOSTD_BENCH_LOGIND"] == "1", "a benchmark: APPHOSTD_BENCH_LOGIND=1 runs it"),

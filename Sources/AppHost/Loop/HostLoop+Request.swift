@@ -75,11 +75,12 @@ extension HostLoop {
                 await applySessionLock(change, group: &group)
             }
         }
-        let persist = isPersistDue
+        let persist = isPersistDue, durably = isDurablePersistDue
         isPersistDue = false
+        isDurablePersistDue = false
+        // A terminate pending persists the last state itself.
         guard !machine.isTerminatePending else { return }
         keepRestorableState()
-        defer { persistRestorableState(always: persist) }
         if isHealthCheckDue {
             checkHealth()
             armRestartWake()
@@ -93,6 +94,13 @@ extension HostLoop {
             host.report(.status(current))
         }
         lastReportedStatus = current
+        // After the status, off its path; a durable persist holds the request's answer until
+        // the state is on disk.
+        if durably {
+            await persistRestorableStateDurably()
+        } else {
+            persistRestorableState(always: persist)
+        }
     }
 
     /// What a step that answers with a result (the launch, the reload) produced.
@@ -142,6 +150,7 @@ extension HostLoop {
         case .setSessionLockReason(let reason): machine.setSessionLockReason(reason)
         case .setSleep(let sleep): machine.setSleep(sleep)
         case .persistRestorableState: isPersistDue = true
+        case .persistRestorableStateDurably: isDurablePersistDue = true
         case .setTerminatePending:
             machine.setTerminatePending()
             logger.notice("terminating: \(terminateReason)")

@@ -125,6 +125,13 @@ extension HostLoop {
         }
     }
 
+    /// Hands the last kept state to storage to be made durable, and waits until it is.
+    mutating func persistRestorableStateDurably() async {
+        guard let storage = configuration.restorableState, let state = restorable.lastKept else { return }
+        restorable.lastPersisted = state
+        await storage.persistDurably(state)
+    }
+
     /// Hands the last kept state to the durable tier when it differs from what that holds and
     /// `always` (background, memory warning, terminate) or the lifecycle part changed.
     mutating func persistRestorableState(always: Bool) {

@@ -50,6 +50,8 @@ struct HostLoop {
     var terminateReason = ""
     /// A step of the request in progress asked for the restorable state on disk at its end.
     var isPersistDue = false
+    /// A step asked that the request answer only once the restorable state is on disk.
+    var isDurablePersistDue = false
     /// The input stream ended: the task running the host was cancelled.
     var isCancelled = false
 

@@ -17,4 +17,18 @@ public protocol RestorableStateStorage: Sendable {
     /// the write is done, but the writes must land in order, and all of them before the process
     /// exits cleanly.
     func persist(_ state: RestorableState)
+
+    /// Makes `state` last across a stop, a reboot and a power cut before it returns: what the
+    /// host awaits before it answers a request after which the machine may sleep or shut down
+    /// (logind's delay inhibitor is released on that answer). Called on the host's loop, which
+    /// waits; a newer state than `state` on disk answers it too.
+    func persistDurably(_ state: RestorableState) async
+}
+
+extension RestorableStateStorage {
+    /// Hands `state` to `persist(_:)`: right for a storage whose `persist` is done when it
+    /// returns (the test kit's, one in memory); a storage that writes later must override it.
+    public func persistDurably(_ state: RestorableState) async {
+        persist(state)
+    }
 }

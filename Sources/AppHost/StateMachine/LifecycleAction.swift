@@ -24,6 +24,10 @@ package enum LifecycleAction: Sendable, Hashable {
     /// At the end of the request, write the restorable state to disk even if only services'
     /// bytes changed (the host went to the background, or memory is short).
     case persistRestorableState
+    /// As `persistRestorableState`, and the request answers only once the state is on disk
+    /// (`RestorableStateStorage.persistDurably(_:)`): the machine may sleep or lose power right
+    /// after the answer.
+    case persistRestorableStateDurably
     /// A terminate is pending: say so (`STOPPING=1`), and nothing but it runs from now on.
     case setTerminatePending
     /// Refuse every queued request: terminate goes first.

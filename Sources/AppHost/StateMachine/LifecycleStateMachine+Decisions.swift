@@ -30,11 +30,11 @@ extension LifecycleStateMachine {
         case (.prepareForSleep(let kind), let sleep?, _):
             // A shutdown while a sleep is prepared (or the reverse): the first's return state
             // stays, and the state goes to disk again.
-            return .perform([.setSleep(MachineSleep(returningTo: sleep.stateAfter, kinds: sleep.kinds.union([kind]))), .persistRestorableState])
+            return .perform([.setSleep(MachineSleep(returningTo: sleep.stateAfter, kinds: sleep.kinds.union([kind]))), .persistRestorableStateDurably])
         case (.prepareForSleep(let kind), nil, .active):
-            return .perform(Self.toBackground + [.setSleep(MachineSleep(returningTo: .active, kinds: [kind]))] + [.persistRestorableState])
+            return .perform(Self.toBackground + [.setSleep(MachineSleep(returningTo: .active, kinds: [kind])), .persistRestorableStateDurably])
         case (.prepareForSleep(let kind), nil, .background):
-            return .perform([.setSleep(MachineSleep(returningTo: .background, kinds: [kind])), .persistRestorableState])
+            return .perform([.setSleep(MachineSleep(returningTo: .background, kinds: [kind])), .persistRestorableStateDurably])
         case (.prepareForSleep, nil, _):
             return refuse(request, "only a launched host prepares for the machine's sleep; it is \(state)")
         case (.resume, nil, _):

@@ -163,8 +163,7 @@ struct Daemon: Sendable {
             let logind = LogindEdge(
                 host: host, who: identity.commandName, logger: logger, on: edge,
                 startAfter: { _ = try? await host.launched() },
-                session: configuration.logindSession,
-                save: { restorable.writePending() }
+                session: configuration.logindSession
             )
             services.append(.init(service: logind, successTerminationBehavior: .ignore, serviceName: "logind"))
         }

@@ -11,8 +11,8 @@ import ServiceLifecycle
 /// It takes a `delay` inhibitor for `sleep` and one for `shutdown` (`systemd-inhibit --list`
 /// shows them under the daemon's name). On `PrepareForSleep(true)` it makes one request with
 /// cause `sleep` (`PluggableApplicationHost.prepareForMachineSleep(_:)`: background unless
-/// already there, the state handed to storage), waits for `save` (the disk write), then closes
-/// the inhibitor's fd. It never holds logind longer than a margin before `InhibitDelayMaxUSec`:
+/// already there; it answers once the restorable state is on disk), then closes the
+/// inhibitor's fd. It never holds logind longer than a margin before `InhibitDelayMaxUSec`:
 /// past that it releases the inhibitor anyway and names the service still inside a hook. On
 /// `PrepareForSleep(false)` it asks the host to resume (`machineDidResume(from:)`, cause
 /// `resume`): where the host returns is the host's state machine's, kept in order with the other
@@ -31,26 +31,31 @@ public struct LogindEdge: Service {
     let logger: Logger
     let loop: EdgeEventLoop?
     let startAfter: (@Sendable () async -> Void)?
-    let save: @Sendable () async -> Void
     /// Whose screen lock is followed; nil: none.
     let session: WatchedSession?
     /// Where logind is: the system bus, but for tests.
     let bus: DBusConnection.Address
 
-    /// Follows logind for `host`, on an event loop of its own; `save` returns once the
-    /// restorable state is on disk (`RestorableStateFiles.writePending()`).
+    /// Follows logind for `host`, on an event loop of its own. The sleep's request answers once
+    /// the restorable state is on disk (the host's storage's `persistDurably(_:)`).
     /// `session`: whose screen lock the session-lock service follows (`ScreenLockDidChange`);
     /// nil: none.
-    public init(host: PluggableApplicationHost, who: String, logger: Logger, session: WatchedSession? = .auto, save: @escaping @Sendable () async -> Void = {}) {
-        self.init(host: host, who: who, logger: logger, on: nil, session: session, save: save)
+    public init(host: PluggableApplicationHost, who: String, logger: Logger, session: WatchedSession? = .auto) {
+        self.init(host: host, who: who, logger: logger, on: nil, session: session)
     }
 
-    /// Like `init(host:who:logger:session:save:)`, on `loop` (the daemon's edge loop), from when
+    /// As `init(host:who:logger:session:)`: the sleep's request itself now waits for the disk,
+    /// so `save` is not called.
+    @available(*, deprecated, message: "the sleep's request waits for the disk itself: leave out save:")
+    public init(host: PluggableApplicationHost, who: String, logger: Logger, session: WatchedSession? = .auto, save: @escaping @Sendable () async -> Void) {
+        self.init(host: host, who: who, logger: logger, on: nil, session: session)
+    }
+
+    /// Like `init(host:who:logger:session:)`, on `loop` (the daemon's edge loop), from when
     /// `startAfter` returns (the launch: the bus stays off the way to `READY=1`).
     package init(
         host: PluggableApplicationHost, who: String, logger: Logger, on loop: EdgeEventLoop?,
-        startAfter: (@Sendable () async -> Void)? = nil, session: WatchedSession? = .auto, bus: DBusConnection.Address = .system,
-        save: @escaping @Sendable () async -> Void = {}
+        startAfter: (@Sendable () async -> Void)? = nil, session: WatchedSession? = .auto, bus: DBusConnection.Address = .system
     ) {
         self.session = session
         self.bus = bus
@@ -59,7 +64,6 @@ public struct LogindEdge: Service {
         self.logger = logger
         self.loop = loop
         self.startAfter = startAfter
-        self.save = save
     }
 
     /// Follows logind until graceful shutdown or cancellation. Asleep on the event loop between
@@ -206,13 +210,12 @@ public struct LogindEdge: Service {
             // Terminating already: the terminate saves.
             logger.notice("\(cause): \(error)", metadata: ["cause": "\(cause)"])
         }
-        let requested = clock.now
-        await save()
-        let saved = clock.now
-        // Said before the release: logind goes on at once after it.
+        let ready = clock.now
+        // Said before the release: logind goes on at once after it. The request answered once
+        // the state was on disk.
         logger.info(
-            "ready for \(cause) after \((saved - began).configText) (the request \((requested - began).configText), the state to disk \((saved - requested).configText)); logind may go on",
-            metadata: ["cause": "\(cause)", "request_us": "\((requested - began).microseconds)", "save_us": "\((saved - requested).microseconds)"]
+            "ready for \(cause) after \((ready - began).configText) (the services in the background, the state on disk); logind may go on",
+            metadata: ["cause": "\(cause)", "request_us": "\((ready - began).microseconds)"]
         )
         loop.perform { [logger] in
             guard let waited = client.release(what, preparation: number) else { return }

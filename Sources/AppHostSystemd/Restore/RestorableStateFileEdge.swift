@@ -40,13 +40,14 @@ public struct RestorableStateFileEdge: Service {
     }
 
     /// Writes the newest state handed over whenever one arrives, until graceful shutdown or
-    /// cancellation; then writes what is still pending and returns.
+    /// cancellation; then writes what is still pending and returns. The writes, and their
+    /// `fsync`, run on this task (a thread of the cooperative pool), with no lock held.
     public func run() async {
         await withTaskCancellationOrGracefulShutdownHandler {
             for await _ in shared.wakeups {
                 if coalescing > .zero {
-                    // Cut short by a shutdown: what is pending is written at once.
-                    try? await cancelWhenGracefulShutdown { try await Task.sleep(for: coalescing) }
+                    // Cut short by a shutdown, or by a durable persist that waits for the disk.
+                    await cancelWhenGracefulShutdown { await shared.coalesce(for: coalescing) }
                 }
                 writePending()
             }
@@ -65,81 +66,53 @@ public struct RestorableStateFileEdge: Service {
         }
     }
 
-    /// Takes the pending state and writes it with `lastWritten` held throughout, on the caller's
-    /// path (the writer's task, or a sleep's request waiting for the disk): a caller that finds
-    /// nothing pending knows the state taken before it is on disk (it waited for the lock).
-    func writePending() {
-        shared.lastWritten.withLock { (lastWritten: inout UInt64?) in
-            guard let state = shared.takePending() else { return }
-            writeLogging(state, holding: &lastWritten)
+    /// Hands `state` to the running writer, which writes it without waiting out its window, and
+    /// returns once a state at least as new is on disk (or its write failed, which is logged);
+    /// when the writer has ended, writes it on the caller's path.
+    func submitDurably(_ state: RestorableState) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            switch shared.offerDurably(state, continuation) {
+            case .written: continuation.resume()
+            case .queued: shared.wake.yield()
+            case .writerEnded:
+                writeLogging(state)
+                continuation.resume()
+            }
         }
+    }
+
+    /// Takes the pending state and writes it: on the writer's task, or, for a program that
+    /// does not run the writer, on the caller's path.
+    func writePending() {
+        guard let state = shared.takePending() else { return }
+        writeLogging(state)
     }
 
     /// Writes `state` now, on the caller's path, unless a state at least as new was written.
+    /// Not while the writer runs: two writers' renames could land out of order.
     /// - Throws: `AtomicFile.Failure` naming the path and the system's reason.
     func write(_ state: RestorableState) throws(AtomicFile.Failure) {
-        try shared.lastWritten.withLock { (lastWritten: inout UInt64?) throws(AtomicFile.Failure) in
-            try write(state, holding: &lastWritten)
+        guard shared.isNewer(state) else {
+            // What is on disk is as new: the durable persists of this state are answered.
+            shared.written(nil, attempted: state.generation)
+            return
         }
-    }
-
-    /// The write, with `lastWritten` (the lock's value) held by the caller.
-    private func write(_ state: RestorableState, holding lastWritten: inout UInt64?) throws(AtomicFile.Failure) {
-        if let lastWritten, state.generation <= lastWritten { return }
-        try AtomicFile.makeDirectory(directory)
-        try AtomicFile.write(state.encoded(), to: path)
-        lastWritten = state.generation
+        do {
+            try AtomicFile.makeDirectory(directory)
+            try AtomicFile.write(state.encoded(), to: path)
+        } catch {
+            shared.written(nil, attempted: state.generation)
+            throw error
+        }
+        shared.written(state.generation, attempted: state.generation)
     }
 
     private func writeLogging(_ state: RestorableState) {
-        shared.lastWritten.withLock { writeLogging(state, holding: &$0) }
-    }
-
-    private func writeLogging(_ state: RestorableState, holding lastWritten: inout UInt64?) {
         do {
-            try write(state, holding: &lastWritten)
+            try write(state)
             logger.debug("restorable state written", metadata: ["generation": "\(state.generation)"])
         } catch {
             logger.error("restorable state not written: \(error); a start after a stop or a reboot gets an older copy", metadata: ["generation": "\(state.generation)"])
-        }
-    }
-
-    /// What `persist` and the writer's task share.
-    private final class Shared: Sendable {
-        /// The newest state not yet written, and whether the writer's run has ended.
-        let queue = Mutex<(pending: RestorableState?, hasEnded: Bool)>((nil, false))
-        /// The generation on disk; held while a write is under way, so writes never overlap.
-        let lastWritten = Mutex<UInt64?>(nil)
-        let wakeups: AsyncStream<Void>
-        let wake: AsyncStream<Void>.Continuation
-
-        init() {
-            (wakeups, wake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
-        }
-
-        /// Holds `state` for the writer unless a newer one waits; false when the writer has ended.
-        func offer(_ state: RestorableState) -> Bool {
-            queue.withLock { queue in
-                guard !queue.hasEnded else { return false }
-                if state.generation >= queue.pending?.generation ?? 0 { queue.pending = state }
-                return true
-            }
-        }
-
-        func takePending() -> RestorableState? {
-            queue.withLock { queue in
-                defer { queue.pending = nil }
-                return queue.pending
-            }
-        }
-
-        /// Ends the writer's run: returns what is pending; later states are written by `submit`.
-        func finish() -> RestorableState? {
-            queue.withLock { queue in
-                queue.hasEnded = true
-                defer { queue.pending = nil }
-                return queue.pending
-            }
         }
     }
 }

@@ -70,9 +70,16 @@ public struct RestorableStateFiles: RestorableStateStorage {
         writer.submit(state)
     }
 
-    /// Returns once every state handed to `persist` so far is on disk: the pending one is
-    /// written now, on the caller's path, and a write the writer has under way is waited for.
-    /// What logind's sleep waits for before it lets the machine sleep.
+    /// Hands `state` to `writer`, which writes it without waiting out its coalescing window, and
+    /// returns once it (or a newer state) is on disk: what the host awaits before it answers a
+    /// request that lets the machine sleep or shut down. The writer's task does the write and
+    /// its `fsync`; when the writer has ended, the caller does.
+    public func persistDurably(_ state: RestorableState) async {
+        await writer.submitDurably(state)
+    }
+
+    /// Writes the state handed to `persist` and not yet written, now, on the caller's path: for
+    /// a program that does not run `writer`.
     public func writePending() {
         writer.writePending()
     }

@@ -58,6 +58,7 @@ extension LogLevelControl {}
 extension LoggerService {}
 extension LogindEdge {}
 extension MachineDidResume {}
+extension MachineSleepKind {}
 extension MemoryPressureEdge {}
 extension MemoryPressureSource {}
 extension MemoryWarningLevel {}
