@@ -86,6 +86,43 @@ import Testing
         #expect(generationOnDisk(files) == 100)
     }
 
+    // Fails where a durable persist waits for a writer that never runs: it would never return.
+    @Test("persistDurably without a running writer writes on the caller's path and returns")
+    func aDurablePersistWithoutTheWriter() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let files = files(in: directory, coalescing: .seconds(3600))
+        files.persist(.sample(generation: 3))
+        await files.persistDurably(.sample(generation: 4))
+        #expect(generationOnDisk(files) == 4)
+    }
+
+    // Fails without the write token: concurrent writers share the temporary file and their
+    // renames land out of order (the file goes back, or a rename fails).
+    @Test("states handed over at once from many tasks after the writer ended: one write at a time, the newest last, none failed")
+    func concurrentStatesAfterTheEndAreWrittenOneAtATime() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let logs = CapturedLogs()
+        let files = files(in: directory, logs: logs)
+        await testGracefulShutdown { trigger in
+            trigger.triggerGracefulShutdown()
+            await files.writer.run()
+        }
+        await withDiscardingTaskGroup { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for round in 0..<25 {
+                        let generation = UInt64(round * 8 + task + 1)
+                        if round % 5 == 0 { await files.persistDurably(.sample(generation: generation)) } else { files.persist(.sample(generation: generation)) }
+                    }
+                }
+            }
+        }
+        #expect(generationOnDisk(files) == 200)
+        #expect(!logs.all.contains { $0.level >= .error }, "\(logs.all.filter { $0.level >= .error }.map(\.message))")
+    }
+
     @Test("writePending writes what persist handed over, for a program that does not run the writer")
     func writePendingWritesNow() throws {
         let directory = try TemporaryDirectory()

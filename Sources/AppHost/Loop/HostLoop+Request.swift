@@ -78,8 +78,15 @@ extension HostLoop {
         let persist = isPersistDue, durably = isDurablePersistDue
         isPersistDue = false
         isDurablePersistDue = false
-        // A terminate pending persists the last state itself.
-        guard !machine.isTerminatePending else { return }
+        guard !machine.isTerminatePending else {
+            // The terminate persists the last state itself; a request that answers only once
+            // the state is on disk (a sleep a terminate overtook) still waits for it.
+            if durably {
+                keepRestorableState()
+                await persistRestorableStateDurably()
+            }
+            return
+        }
         keepRestorableState()
         if isHealthCheckDue {
             checkHealth()

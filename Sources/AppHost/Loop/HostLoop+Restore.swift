@@ -74,9 +74,9 @@ extension HostLoop {
     }
 
     /// The state to keep now: the services' bytes and the lifecycle (the last running state
-    /// while terminating).
+    /// while terminating; while the machine sleeps, where its resume returns).
     var restorableSnapshot: RestorableState {
-        let isInBackground = switch machine.state {
+        let isInBackground = switch machine.sleep?.stateAfter ?? machine.state {
         case .background: true
         case .active: false
         case .notRunning, .launching, .inactive, .terminating: restorable.lastKept?.isInBackground ?? false

@@ -169,12 +169,13 @@ public struct LogindEdge: Service {
                 await resume(after: what)
             case .unavailable(let reason):
                 logger.notice("logind not followed: the system bus went away (\(reason)); sleep and shutdown reach the services only by signal")
-                // Its PrepareFor…(false) will not come: a sleep the host waits on is over.
-                await resume(after: nil)
+                // Its PrepareForSleep(false) will not come: a sleep the host waits on is over.
+                // A shutdown is not undone by a bus that went away (dbus stops during one).
+                await resume(after: .sleep, saying: false)
             case .lost(let reason):
                 wasLost = true
                 logger.notice("logind: lost the system bus (\(reason)); connecting again")
-                await resume(after: nil)
+                await resume(after: .sleep, saying: false)
             case .watching(let id):
                 saidNoSession = false
                 logger.notice("following the screen lock of logind session \(id) (host.logind-session: \(session.map { "\($0)" } ?? "none"))")
@@ -224,15 +225,15 @@ public struct LogindEdge: Service {
         }
     }
 
-    /// After the sleep (or a shutdown that did not happen; nil: logind went away and will not
-    /// say): the machine returns the host where it belongs, as the requests since the
-    /// preparation left it.
-    private func resume(after what: LogindClient.Inhibition?) async {
-        if let what {
+    /// After the sleep (or a shutdown that did not happen; `saying` false: the bus went away, and
+    /// logind's word will not come): the machine returns the host where it belongs, as the
+    /// requests since the preparation left it. Nothing happens without a preparation.
+    private func resume(after what: LogindClient.Inhibition, saying: Bool = true) async {
+        if saying {
             logger.notice(what == .sleep ? "the machine is awake again" : "the shutdown did not happen", metadata: ["cause": "resume"])
         }
         do {
-            try await host.machineDidResume(from: what.map { $0 == .sleep ? .sleep : .shutdown })
+            try await host.machineDidResume(from: what == .sleep ? .sleep : .shutdown)
         } catch {
             logger.notice("resume: \(error)", metadata: ["cause": "resume"])
         }

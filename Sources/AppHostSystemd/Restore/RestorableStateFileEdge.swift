@@ -41,78 +41,94 @@ public struct RestorableStateFileEdge: Service {
 
     /// Writes the newest state handed over whenever one arrives, until graceful shutdown or
     /// cancellation; then writes what is still pending and returns. The writes, and their
-    /// `fsync`, run on this task (a thread of the cooperative pool), with no lock held.
+    /// `fsync`, run on this task (a thread of the cooperative pool), with no lock held: one
+    /// write at a time is the write token's rule (`Shared.Queue.isWriting`), not a lock's.
     public func run() async {
+        shared.start()
         await withTaskCancellationOrGracefulShutdownHandler {
             for await _ in shared.wakeups {
                 if coalescing > .zero {
                     // Cut short by a shutdown, or by a durable persist that waits for the disk.
                     await cancelWhenGracefulShutdown { await shared.coalesce(for: coalescing) }
                 }
-                writePending()
+                if let state = shared.takeToWrite() { drain(from: state) }
             }
         } onCancelOrGracefulShutdown: { [shared] in
             shared.wake.finish()
         }
-        if let state = shared.finish() { writeLogging(state) }
+        if let state = shared.finish() { drain(from: state) }
     }
 
-    /// Hands `state` to the running writer; writes it at once when the writer has ended.
+    /// Hands `state` to the running writer. Before the writer runs it is only held; once the
+    /// writer has ended it is written on the caller's path (or by the write under way).
     func submit(_ state: RestorableState) {
-        if shared.offer(state) {
-            shared.wake.yield()
-        } else {
-            writeLogging(state)
+        switch shared.offer(state, durably: nil) {
+        case .queued, .held: shared.wake.yield()
+        case .written: break
+        case .writeNow(let pending): drain(from: pending)
         }
     }
 
     /// Hands `state` to the running writer, which writes it without waiting out its window, and
-    /// returns once a state at least as new is on disk (or its write failed, which is logged);
-    /// when the writer has ended, writes it on the caller's path.
+    /// returns once a state at least as new is on disk (or its write failed, which is logged).
+    /// Without a running writer (not started, or ended) the caller writes it.
     func submitDurably(_ state: RestorableState) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            switch shared.offerDurably(state, continuation) {
+            switch shared.offer(state, durably: continuation) {
+            case .queued, .held: shared.wake.yield()
             case .written: continuation.resume()
-            case .queued: shared.wake.yield()
-            case .writerEnded:
-                writeLogging(state)
-                continuation.resume()
+            case .writeNow(let pending): drain(from: pending)
             }
         }
     }
 
-    /// Takes the pending state and writes it: on the writer's task, or, for a program that
-    /// does not run the writer, on the caller's path.
+    /// Writes the state handed to `persist` and not yet written, on the caller's path: for a
+    /// program that does not run the writer.
     func writePending() {
-        guard let state = shared.takePending() else { return }
-        writeLogging(state)
+        if let state = shared.takeToWrite() { drain(from: state) }
     }
 
-    /// Writes `state` now, on the caller's path, unless a state at least as new was written.
-    /// Not while the writer runs: two writers' renames could land out of order.
+    /// Writes `state` now, on the caller's path, unless a state at least as new was written or
+    /// a write is under way (then that write's holder writes the newest after it).
     /// - Throws: `AtomicFile.Failure` naming the path and the system's reason.
     func write(_ state: RestorableState) throws(AtomicFile.Failure) {
-        guard shared.isNewer(state) else {
-            // What is on disk is as new: the durable persists of this state are answered.
-            shared.written(nil, attempted: state.generation)
-            return
+        guard case .writeNow(let first) = shared.offer(state, durably: nil, writingNow: true) else { return }
+        var failure: AtomicFile.Failure?
+        var next: RestorableState? = first
+        while let state = next {
+            do {
+                try writeFile(state)
+                next = shared.written(state.generation, attempted: state.generation)
+            } catch {
+                if state.generation == first.generation { failure = error } else { logFailure(error, state) }
+                next = shared.written(nil, attempted: state.generation)
+            }
         }
-        do {
-            try AtomicFile.makeDirectory(directory)
-            try AtomicFile.write(state.encoded(), to: path)
-        } catch {
-            shared.written(nil, attempted: state.generation)
-            throw error
-        }
-        shared.written(state.generation, attempted: state.generation)
+        if let failure { throw failure }
     }
 
-    private func writeLogging(_ state: RestorableState) {
-        do {
-            try write(state)
-            logger.debug("restorable state written", metadata: ["generation": "\(state.generation)"])
-        } catch {
-            logger.error("restorable state not written: \(error); a start after a stop or a reboot gets an older copy", metadata: ["generation": "\(state.generation)"])
+    /// Holding the write token: writes `state`, then whatever newer arrived meanwhile, and
+    /// gives the token back.
+    private func drain(from state: RestorableState) {
+        var next: RestorableState? = state
+        while let state = next {
+            do {
+                try writeFile(state)
+                logger.debug("restorable state written", metadata: ["generation": "\(state.generation)"])
+                next = shared.written(state.generation, attempted: state.generation)
+            } catch {
+                logFailure(error, state)
+                next = shared.written(nil, attempted: state.generation)
+            }
         }
+    }
+
+    private func writeFile(_ state: RestorableState) throws(AtomicFile.Failure) {
+        try AtomicFile.makeDirectory(directory)
+        try AtomicFile.write(state.encoded(), to: path)
+    }
+
+    private func logFailure(_ error: AtomicFile.Failure, _ state: RestorableState) {
+        logger.error("restorable state not written: \(error); a start after a stop or a reboot gets an older copy", metadata: ["generation": "\(state.generation)"])
     }
 }
