@@ -55,12 +55,11 @@ extension IntegrationSuites {
             }
             let signal = values("SIGRTMIN+1 carried out in", "DURATION_US")
             let request = values("ready for sleep after", "REQUEST_US")
-            let save = values("ready for sleep after", "SAVE_US")
             let release = values("sleep inhibitor released", "RELEASE_US")
             print("""
                 IntegrationTests: logind benchmark, systemd \(system.systemdVersion), \(services) services\(quiet ? " (probes record to a file)" : ""), \(Self.rounds) rounds, p50 in ms: \
-                SIGRTMIN+1 request \(Self.median(signal)) (n=\(signal.count)); sleep: request \(Self.median(request)), \
-                state to disk \(Self.median(save)), PrepareForSleep to release \(Self.median(release)) (n=\(release.count))
+                SIGRTMIN+1 request \(Self.median(signal)) (n=\(signal.count)); sleep: request with the state on disk \(Self.median(request)), \
+                PrepareForSleep to release \(Self.median(release)) (n=\(release.count))
                 """)
             #expect(release.count == Self.rounds && signal.count == Self.rounds)
             try await system.systemctl("service-log-level", Suite.unit, "info")

@@ -59,8 +59,9 @@ extension IntegrationSuites {
             let at = { (record: [String: String]) throws -> Int64 in try #require(IntegrationSuites.SystemManagerTests.sentAt(record), "no timestamp: \(record)") }
             #expect(try at(prepared) <= at(ready) && at(ready) <= at(terminating), "\(text)")
             #expect(try at(background) <= at(terminating), "\(text)")
-            // The state went to disk within the saving request, before the release and the SIGTERM.
-            #expect(ready["SAVE_US"].flatMap { Int($0) } != nil, "\(ready)")
+            // The state went to disk within the saving request (its durable persist), before the
+            // release and the SIGTERM.
+            #expect(ready["REQUEST_US"].flatMap { Int($0) } != nil, "\(ready)")
             #expect(records.contains { $0["MESSAGE"] == "terminated cleanly" }, "the SIGTERM terminates as ever: \(text)")
             let state = system.root + "/var/lib/\(unit)/restorable-state"
             #expect(FileManager.default.fileExists(atPath: state), "no restorable state on disk at \(state)")

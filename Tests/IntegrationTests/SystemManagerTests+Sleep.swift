@@ -66,4 +66,24 @@ extension IntegrationSuites.SystemManagerTests {
             #expect(!records.contains { $0["EVENT"] == "willEnterForeground" }, "a service came to the foreground:\n\(slept.text)")
         }
     }
+
+    // Fails where logind is let go before the write: the ready line would come first.
+    @Test("the sleep's ready line comes after the restorable state's write (and its fsync), between logind's signal and the release")
+    func readyForSleepAfterTheWrite() async throws {
+        let system = try Self.system()
+        try await Self.ensureActive(system)
+        try await Self.waitForInhibitors(system)
+        // The writer says it wrote at debug level.
+        try await system.systemctl("service-log-level", Self.unit, "debug")
+        let invocation = try await Self.invocation(system)
+        let sleep = try await system.suspend()
+        try await system.systemctl("service-log-level", Self.unit, "info")
+        let daemon = sleep.records.filter { $0["_SYSTEMD_INVOCATION_ID"] == invocation }.compactMap { $0["MESSAGE"] }
+        let about = try #require(daemon.firstIndex { $0.hasPrefix("the machine is about to sleep") }, "\(sleep.text)")
+        let ready = try #require(daemon.firstIndex { $0.hasPrefix("ready for sleep after ") }, "\(sleep.text)")
+        #expect(daemon[about..<ready].contains("restorable state written"), "no write between logind's signal and the ready line:\n\(sleep.text)")
+        try await Self.statusAfterTheResume(system, after: nil, "the daemon back in the foreground") {
+            $0["StatusText"]?.hasPrefix("active") == true
+        }
+    }
 }
