@@ -43,6 +43,25 @@ import Testing
         #expect(logs.all.filter(Self.isNotification).count == 2)
     }
 
+    // Fails where the run loop sends without the request's context: no request_id.
+    @Test("a notification's journal record carries the id of the request that caused it")
+    func notificationsCarryTheirRequestID() async throws {
+        let service = try NotificationService(configuration: Self.settings(on: ["didEnterBackground"]), environment: [:])
+        let logs = CapturedLogs()
+        try await withRunningHost([ServiceDescriptor(name: "notification", service: service)], logs: logs) { host in
+            let records = host.bus.subscribe(to: LifecycleEventRecord.self)
+            try await host.enterBackground()
+            var background: LifecycleEventRecord?
+            for await record in records where record.event == .didEnterBackground {
+                background = record
+                break
+            }
+            let id = try #require(background?.requestID)
+            let notification = await logs.first { $0.metadata["notification_kind"] == "lifecycle" }
+            #expect(notification?.metadata["request_id"] == id, "\(String(describing: notification))")
+        }
+    }
+
     @Test func contentIsRedactedWhileTheSessionIsLocked() async throws {
         let service = try NotificationService(configuration: Self.settings(on: ["reloadFailed"], appName: "kiosk"), environment: [:])
         let logs = CapturedLogs()

@@ -1,3 +1,5 @@
+import ServiceContextModule
+
 /// One hook of one service, ready to be made: the instance, the handle, the deadline.
 struct HookCall: Sendable {
     /// Which hook, with its arguments.
@@ -23,6 +25,16 @@ struct HookCall: Sendable {
     let hook: Hook
     let application: ApplicationHandle
     let deadline: Duration
+    /// The request's context, for a call queued behind a late hook: it runs, and is logged,
+    /// with the id of the request that asked for it, not of the one in progress when it runs.
+    var queuedContext: ServiceContext?
+
+    /// This call, queued behind a late hook, with the context of the request that asked for it.
+    func queued() -> HookCall {
+        var call = self
+        call.queuedContext = ServiceContext.current
+        return call
+    }
 
     /// Calls the hook; `true` unless a launch or update hook answered otherwise.
     func perform() async -> HookResult {

@@ -1,3 +1,4 @@
+import ServiceContextModule
 import Synchronization
 
 /// A list of hook calls made one after the other, inline, by one child task of the host — the
@@ -17,6 +18,9 @@ final class HookRun: Sendable {
 
     let token: Int
     let calls: [HookCall]
+    /// The context of the request whose fan-out made the run: a late answer is logged with
+    /// its id.
+    let context: ServiceContext?
     /// Makes no call after one that did not return `true` (a launch's `willFinishLaunching`
     /// and `didFinishLaunching`: the second only when the first let the launch go on).
     let stopsAtFailure: Bool
@@ -28,6 +32,7 @@ final class HookRun: Sendable {
     init(token: Int, calls: [HookCall], stopsAtFailure: Bool = false) {
         self.token = token
         self.calls = calls
+        self.context = ServiceContext.current
         self.stopsAtFailure = stopsAtFailure
         var minimum = Duration.seconds(Int64.max / 4)
         var remaining = [Duration](repeating: .zero, count: calls.count)
@@ -49,7 +54,12 @@ final class HookRun: Sendable {
         }
         guard began || calls.isEmpty else { return }
         for index in calls.indices {
-            let result = await calls[index].perform()
+            // A queued call runs with its own request's id; the others inherit the run's.
+            let result = if let queued = calls[index].queuedContext {
+                await ServiceContext.withValue(queued) { await calls[index].perform() }
+            } else {
+                await calls[index].perform()
+            }
             let endedAt = ContinuousClock.now
             calls[index].application.context.metrics.recordHook(calls[index].hook.name, duration: endedAt - startedAt)
             // Records the answer and starts the next call in one step: a call ends when the
@@ -67,7 +77,7 @@ final class HookRun: Sendable {
                 return (recorded, goesOn)
             }
             guard let recorded else {
-                answers.yield(.lateAnswer(serviceID: calls[index].serviceID, hook: calls[index].hook.name, result))
+                answers.yield(.lateAnswer(serviceID: calls[index].serviceID, hook: calls[index].hook.name, result, context: calls[index].queuedContext ?? context))
                 return
             }
             if !recorded.goesOn { break }

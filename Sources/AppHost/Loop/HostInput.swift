@@ -7,8 +7,8 @@ enum HostInput: Sendable {
     case request(HostRequest, context: ServiceContext)
     /// A run made all its calls.
     case runFinished(token: Int)
-    /// A call the loop stopped waiting for returned after all.
-    case lateAnswer(serviceID: Int, hook: String, HookResult)
+    /// A call the loop stopped waiting for returned after all; `context` is its request's.
+    case lateAnswer(serviceID: Int, hook: String, HookResult, context: ServiceContext?)
     /// A service published a session lock change on the bus (synchronously, from its hook or
     /// run loop): handled within the request in progress, or as a request of its own.
     case sessionLockChanged(SessionLockDidChange)

@@ -38,7 +38,7 @@ extension HostLoop {
         guard services[index].health.isEnabled else { return .skipped }
         let call = makeCall(index, hook, deadline: deadline, configuration: override)
         if services[index].isBusy {
-            services[index].backlog.append(call)
+            services[index].backlog.append(call.queued())
             guard waitIfBusy else { return .deferred }
             logger.debug("\(services[index].name) is still in an earlier hook; waiting for its \(hook.name)", metadata: ["service": "\(services[index].name)"])
             return await waitUntilFree(index, until: .now + deadline, deadline: deadline, group: &group)
@@ -52,7 +52,7 @@ extension HostLoop {
         var results = [HookResult](repeating: .skipped, count: indices.count)
         let (calls, positions, deferred) = prepareCalls(indices, hook)
         for (position, call) in deferred {
-            services[indices[position]].backlog.append(call)
+            services[indices[position]].backlog.append(call.queued())
             results[position] = .deferred
         }
         let made = await execute(calls, services: positions.map { indices[$0] }, abandonOnTerminate: false, group: &group)
@@ -171,10 +171,11 @@ extension HostLoop {
         return .returned(true)
     }
 
-    /// A late hook returned: its service runs what queued behind it, then is free again.
-    mutating func lateAnswer(_ serviceID: Int, _ hook: String, _ result: HookResult, group: inout DiscardingTaskGroup) {
+    /// A late hook returned: its service runs what queued behind it, then is free again. The
+    /// line says so with the id of the request that called the hook (`context`).
+    mutating func lateAnswer(_ serviceID: Int, _ hook: String, _ result: HookResult, context: ServiceContext?, group: inout DiscardingTaskGroup) {
         guard let index = services.firstIndex(where: { $0.id == serviceID }) else { return }
-        logLate(services[index].name, hook, result)
+        ServiceContext.withValue(context) { logLate(services[index].name, hook, result) }
         runBacklog(index, group: &group)
     }
 
@@ -199,7 +200,9 @@ extension HostLoop {
     /// more calls queued meanwhile.
     mutating func backlogFinished(_ token: Int, group: inout DiscardingTaskGroup) {
         guard let (serviceID, run) = backlogRuns.removeValue(forKey: token) else { return }
-        for (call, result) in zip(run.calls, run.results) { logLate(call.application.serviceName, call.hook.name, result) }
+        for (call, result) in zip(run.calls, run.results) {
+            ServiceContext.withValue(call.queuedContext) { logLate(call.application.serviceName, call.hook.name, result) }
+        }
         guard let index = services.firstIndex(where: { $0.id == serviceID }) else { return }
         runBacklog(index, group: &group)
     }

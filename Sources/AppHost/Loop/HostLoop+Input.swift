@@ -53,8 +53,8 @@ extension HostLoop {
         case .runFinished(let token):
             guard backlogRuns[token] != nil else { return .runFinished(token: token) }
             backlogFinished(token, group: &group)
-        case .lateAnswer(let serviceID, let hook, let result):
-            lateAnswer(serviceID, hook, result, group: &group)
+        case .lateAnswer(let serviceID, let hook, let result, let context):
+            lateAnswer(serviceID, hook, result, context: context, group: &group)
         case .sessionLockChanged(let change):
             sessionLockChanges.append(change)
         case .restorableStateStaged:

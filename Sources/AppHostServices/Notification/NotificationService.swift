@@ -3,6 +3,7 @@ import Glibc
 #endif
 import AppHost
 import Logging
+import ServiceContextModule
 import Synchronization
 
 /// Local notifications about the lifecycle events and bus messages the config chooses, to the
@@ -29,10 +30,12 @@ public final class NotificationService: ApplicationService {
     /// One line for `apphostd services`.
     public static let summary = "Local notifications to the journal and the desktop (D-Bus) about chosen events; redacted while locked"
 
+    /// The bus messages that notify, each with the context it was published in: the
+    /// notification goes out with that request's id (`REQUEST_ID=` on its journal record).
     struct Subscriptions: Sendable {
-        let records: AsyncStream<LifecycleEventRecord>
-        let reloadFailures: AsyncStream<ConfigurationReloadDidFail>
-        let lockChanges: AsyncStream<SessionLockDidChange>
+        let records: AsyncStream<BusDelivery<LifecycleEventRecord>>
+        let reloadFailures: AsyncStream<BusDelivery<ConfigurationReloadDidFail>>
+        let lockChanges: AsyncStream<BusDelivery<SessionLockDidChange>>
     }
 
     /// Which events notify.
@@ -112,48 +115,62 @@ public final class NotificationService: ApplicationService {
         case retry(sink: Int)
     }
 
+    /// An input, with the context of the request it came from (nil for the run loop's own
+    /// timers: a coalesced summary belongs to no one request).
+    struct Arrival: Sendable {
+        let input: Input
+        let context: ServiceContext?
+    }
+
     /// Turns bus messages into notifications and delivers them, one at a time.
     public func run(_ application: ApplicationHandle) async throws {
         let bus = application.bus
         let subscriptions = Subscriptions(
-            records: bus.subscribe(to: LifecycleEventRecord.self),
-            reloadFailures: bus.subscribe(to: ConfigurationReloadDidFail.self),
-            lockChanges: bus.subscribe(to: SessionLockDidChange.self)
+            records: bus.deliveries(of: LifecycleEventRecord.self),
+            reloadFailures: bus.deliveries(of: ConfigurationReloadDidFail.self),
+            lockChanges: bus.deliveries(of: SessionLockDidChange.self)
         )
-        let (inputs, inputSink) = AsyncStream<Input>.makeStream(bufferingPolicy: .unbounded)
+        let (inputs, inputSink) = AsyncStream<Arrival>.makeStream(bufferingPolicy: .unbounded)
         var outbox = NotificationOutbox(sinks: makeSinks(application), window: coalesceWindow, maximumBackoff: maximumBackoff, appName: appName, logger: application.logger)
         await withDiscardingTaskGroup { group in
-            group.addTask { for await record in subscriptions.records { inputSink.yield(.record(record)) } }
-            group.addTask { for await failure in subscriptions.reloadFailures { inputSink.yield(.reloadFailed(failure)) } }
-            group.addTask { for await change in subscriptions.lockChanges { inputSink.yield(.lockChanged(change)) } }
-            for await input in inputs {
-                switch input {
-                case .record(let record):
-                    for notification in LocalNotification.from(record, triggers: triggers, appName: appName) {
-                        await outbox.submit(notification, locked: isLocked(application))
-                    }
-                case .reloadFailed(let failure):
-                    guard triggers.contains(.reloadFailed) else { continue }
-                    await outbox.submit(.from(failure), locked: isLocked(application))
-                case .lockChanged(let change):
-                    lockView.withLock { $0 = change.isLocked }
-                    guard triggers.contains(change.isLocked ? .sessionLocked : .sessionUnlocked) else { continue }
-                    await outbox.submit(.from(change, appName: appName), locked: change.isLocked)
-                case .windowClosed(let key):
-                    await outbox.closeWindow(key, locked: isLocked(application))
-                case .retry(let sink):
-                    await outbox.retry(sink)
+            group.addTask { for await record in subscriptions.records { inputSink.yield(Arrival(input: .record(record.message), context: record.context)) } }
+            group.addTask { for await failure in subscriptions.reloadFailures { inputSink.yield(Arrival(input: .reloadFailed(failure.message), context: failure.context)) } }
+            group.addTask { for await change in subscriptions.lockChanges { inputSink.yield(Arrival(input: .lockChanged(change.message), context: change.context)) } }
+            for await arrival in inputs {
+                await ServiceContext.withValue(arrival.context) {
+                    await handle(arrival.input, outbox: &outbox, application: application)
                 }
                 for (delay, input) in outbox.takeTimers() {
                     group.addTask {
                         do {
                             try await Task.sleep(for: delay)
-                            inputSink.yield(input)
+                            inputSink.yield(Arrival(input: input, context: nil))
                         } catch {}
                     }
                 }
             }
             group.cancelAll()
+        }
+    }
+
+    /// One input of the run loop, in the context of the request it came from.
+    private func handle(_ input: Input, outbox: inout NotificationOutbox, application: ApplicationHandle) async {
+        switch input {
+        case .record(let record):
+            for notification in LocalNotification.from(record, triggers: triggers, appName: appName) {
+                await outbox.submit(notification, locked: isLocked(application))
+            }
+        case .reloadFailed(let failure):
+            guard triggers.contains(.reloadFailed) else { return }
+            await outbox.submit(.from(failure), locked: isLocked(application))
+        case .lockChanged(let change):
+            lockView.withLock { $0 = change.isLocked }
+            guard triggers.contains(change.isLocked ? .sessionLocked : .sessionUnlocked) else { return }
+            await outbox.submit(.from(change, appName: appName), locked: change.isLocked)
+        case .windowClosed(let key):
+            await outbox.closeWindow(key, locked: isLocked(application))
+        case .retry(let sink):
+            await outbox.retry(sink)
         }
     }
 
