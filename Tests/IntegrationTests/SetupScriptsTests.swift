@@ -24,6 +24,19 @@ extension IntegrationSuites {
             #expect(Set(try await Self.packages("build")).isSubset(of: try_) && Set(try_).isSubset(of: test))
         }
 
+        @Test("CI installs the build's packages itself, before anything else of the suite")
+        func ciInstallsTheBuildsPackages() async throws {
+            let ci = try String(contentsOfFile: Self.repository + "/.ci/run", encoding: .utf8)
+            let install = try #require(ci.split(separator: "\n").first { $0.contains("apt-get install") && !$0.hasPrefix("#") }, "\(ci)")
+            for package in try await Self.packages("build") {
+                #expect(install.contains(" \(package)"), "\(package) is not in .ci/run's install line: \(install)")
+            }
+            // The commands, not the comments, in order.
+            let commands = ci.split(separator: "\n").filter { !$0.hasPrefix("#") }.joined(separator: "\n")
+            let order = ["apt-get update", "apt-get install", "scripts/deps.sh test", "scripts/test.sh"].map { commands.range(of: $0)?.lowerBound }
+            #expect(order.allSatisfy { $0 != nil } && zip(order, order.dropFirst()).allSatisfy { $0! < $1! }, "\(ci)")
+        }
+
         @Test("every apt-get install of the scripts skips recommends, and none installs Prometheus or node_exporter as a package")
         func installsNothingThatListens() async throws {
             for script in ["scripts/deps.sh", ".ci/run"] {

@@ -46,7 +46,7 @@ public struct HostStatus: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         let enabled = services.count { $0.isEnabled }
         let state = cause.map { "\(self.state.rawValue) (\($0))" } ?? self.state.rawValue
-        var parts = [state, enabled == 1 ? "1 service" : "\(enabled) services"]
+        var parts = [state, enabled.counted("service")]
         parts += choices
         if enabled < services.count {
             parts.append("disabled: " + services.lazy.filter { !$0.isEnabled }.map(\.name).joined(separator: ", "))

@@ -13,7 +13,7 @@ struct CheckCommand {
         do {
             let loaded = try ApphostdCommand.loader().load(path: path)
             let names = loaded.services.map(\.outline)
-            print("OK: \(RawPath.displayed(path)): \(names.count) service\(names.count == 1 ? "" : "s") (\(names.joined(separator: ", ")))")
+            print("OK: \(RawPath.displayed(path)): \(names.count.counted("service")) (\(names.joined(separator: ", ")))")
             return .clean
         } catch {
             for line in error.lines(commandName: ApphostdCommand.name) { StandardError.write(line + "\n") }

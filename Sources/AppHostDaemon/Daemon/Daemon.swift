@@ -118,22 +118,19 @@ struct Daemon: Sendable {
             logger.warning("watchdog: \(watchdog.summary)")
         }
 
-        logger.info(
-            "\(identity.commandName) \(identity.version) starting",
-            metadata: [
-                "config": "\(configPath)",
-                "services": "\(configuration.services.map(\.name).joined(separator: ","))",
-                "state_directory": "\(configuration.stateDirectory)",
-                "memory_pressure": "\(pressure?.source.sourceDescription ?? "off (disabled in config)")",
-                "watchdog": "\(watchdog?.summary ?? "off")",
-                "restorable_state": "\(restorable.fileDescriptorStore.summary); \(restorable.path)",
-                "metrics": "\(metrics.map { "\($0.path) (daemon=\"\($0.factory.daemon)\")" } ?? "off (no host.metrics.textfile)")",
-            ].merging(
-                // Whether logind is followed is logind's edge's one line to say, once it knows
-                // (after READY=1); only "off" is known here.
-                configuration.followsLogind ? [:] : ["logind": "off (host.logind: false)"]
-            ) { first, _ in first }
-        )
+        var starting: Logger.Metadata = [
+            "config": "\(configPath)",
+            "services": "\(configuration.services.map(\.name).joined(separator: ","))",
+            "state_directory": "\(configuration.stateDirectory)",
+            "memory_pressure": "\(pressure?.source.sourceDescription ?? "off (disabled in config)")",
+            "watchdog": "\(watchdog?.summary ?? "off")",
+            "restorable_state": "\(restorable.fileDescriptorStore.summary); \(restorable.path)",
+            "metrics": "\(metrics.map { "\($0.path) (daemon=\"\($0.factory.daemon)\")" } ?? "off (no host.metrics.textfile)")",
+        ]
+        // Whether logind is followed is logind's edge's one line to say, once it knows (after
+        // READY=1); only "off" is known here.
+        if !configuration.followsLogind { starting["logind"] = "off (host.logind: false)" }
+        logger.info("\(identity.commandName) \(identity.version) starting", metadata: starting)
 
         // The host's end (terminate, or a failed launch) shuts the others down, in reverse order:
         // the restorable-state writer, listed before the host, writes the host's last state,

@@ -152,6 +152,6 @@ public final class LoggerService: ApplicationService {
     }
 
     static func services(_ count: Int) -> String {
-        count == 1 ? "1 service" : "\(count) services"
+        count.counted("service")
     }
 }

@@ -93,34 +93,27 @@ public struct RestorableStateFileEdge: Service {
     /// - Throws: `AtomicFile.Failure` naming the path and the system's reason.
     func write(_ state: RestorableState) throws(AtomicFile.Failure) {
         guard case .writeNow(let first) = shared.offer(state, durably: nil, writingNow: true) else { return }
-        var failure: AtomicFile.Failure?
-        var next: RestorableState? = first
-        while let state = next {
-            do {
-                try writeFile(state)
-                next = shared.written(state.generation, attempted: state.generation)
-            } catch {
-                if state.generation == first.generation { failure = error } else { logFailure(error, state) }
-                next = shared.written(nil, attempted: state.generation)
-            }
-        }
-        if let failure { throw failure }
+        if let failure = drain(from: first, returningItsFailure: true) { throw failure }
     }
 
-    /// Holding the write token: writes `state`, then whatever newer arrived meanwhile, and
-    /// gives the token back.
-    private func drain(from state: RestorableState) {
-        var next: RestorableState? = state
+    /// Holding the write token: writes `first`, then whatever newer arrived meanwhile, and
+    /// gives the token back. A failure is logged, but `first`'s is returned instead when
+    /// `returningItsFailure` (a caller that throws it).
+    @discardableResult
+    private func drain(from first: RestorableState, returningItsFailure: Bool = false) -> AtomicFile.Failure? {
+        var failure: AtomicFile.Failure?
+        var next: RestorableState? = first
         while let state = next {
             do {
                 try writeFile(state)
                 logger.debug("restorable state written", metadata: ["generation": "\(state.generation)"])
                 next = shared.written(state.generation, attempted: state.generation)
             } catch {
-                logFailure(error, state)
+                if returningItsFailure, state.generation == first.generation { failure = error } else { logFailure(error, state) }
                 next = shared.written(nil, attempted: state.generation)
             }
         }
+        return failure
     }
 
     private func writeFile(_ state: RestorableState) throws(AtomicFile.Failure) {
