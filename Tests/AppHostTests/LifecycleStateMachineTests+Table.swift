@@ -1,7 +1,8 @@
 @testable import AppHost
 
 extension LifecycleStateMachineTests {
-    static let requests: [LifecycleRequest] = [
+    /// The lifecycle's requests; `requests` adds supervision's.
+    static let lifecycleRequests: [LifecycleRequest] = [
         .launch, .continueLaunch, .finishLaunch(intoBackground: false), .finishLaunch(intoBackground: true), .abortLaunch,
         .restoreSessionLock(reason: "screen"), .enterBackground, .enterForeground, .toggleBackground, .memoryWarning(.critical),
         .sessionLock(true, reason: "lid"), .sessionLock(true, reason: "screen"), .sessionLock(true, reason: ""), .sessionLock(false, reason: ""),
@@ -10,7 +11,7 @@ extension LifecycleStateMachineTests {
 
     /// Every (state, terminate pending, request) triple; session lock requests in a launched
     /// state also locked (the session locked because of "screen") and not. A `nil` is a refusal.
-    static let table: [Row] = [
+    static let lifecycleTable: [Row] = [
         // No terminate pending.
         Row(.notRunning, .launch, locked: false, pending: false, [.move(to: .launching), .launchServices]),
         Row(.notRunning, .continueLaunch, locked: false, pending: false, nil),

@@ -71,6 +71,17 @@ extension SupervisionTests {
         }
     }
 
+    @Test("an operator's restart after the host's run is refused with supervision's own reason, not a reload's")
+    func anOperatorRestartAfterTheRun() async throws {
+        try await withTestHost([ServiceDescriptor(name: "db", service: Idle())]) { host in
+            try await host.launched()
+            await host.host.terminate(reason: "done")
+            let refused = await #expect(throws: ServiceRestartError.self) { try await host.host.restartService(named: "db") }
+            #expect(refused?.code == .notRunning)
+            #expect(refused?.reason == "only a running host restarts or stops its services; it is notRunning")
+        }
+    }
+
     /// Records each launch's `launchesIntoBackground`.
     final class LaunchesSeen: Sendable {
         let values = Mutex<[Bool]>([])

@@ -165,7 +165,7 @@ extension HostLoop {
         case .dropQueuedRequests:
             for (dropped, _) in queue { drop(dropped) }
             queue = []
-        case .deliver, .terminateServices, .launchServices, .reloadConfiguration:
+        case .deliver, .terminateServices, .launchServices, .reloadConfiguration, .restartRunLoop, .restartInstance, .forgetFailures, .stopService:
             logger.critical("lifecycle bug: \(action) needs the loop to wait; it went to apply(_:)")
         }
     }

@@ -24,8 +24,11 @@ extension HostLoop {
             services[index].logger.error("run loop ended with an error: \(error)", metadata: metadata)
         }
         isHealthCheckDue = true
-        // Terminate wins: nothing restarts once it is pending.
-        guard !machine.isTerminatePending else { return }
+        // Nothing restarts once a terminate is pending: the machine refuses the step.
+        if case .refuse(let refusal) = machine.decide(.supervise(.restart(services[index].descriptor.restart.scope))) {
+            services[index].logger.debug("\(name) not restarted: \(refusal.reason)", metadata: metadata)
+            return
+        }
         switch services[index].supervisor?.runEnded(ending, at: .now, jitter: .random(in: 0...1)) {
         case .restart(let at, let delay, _)?:
             let pending = services[index].supervisor?.pending
@@ -71,16 +74,10 @@ extension HostLoop {
 
     /// Carries out `step` of `services[index]`'s supervisor as a request of its own.
     mutating func supervise(_ index: Int, _ step: RestartSupervisor.Step, group: inout DiscardingTaskGroup) async {
-        switch step {
-        case .stop(let reason):
-            await terminateOne(index, group: &group)
-            services[index].disable(reason: reason)
-            isHealthCheckDue = true
-        case .restart(.instance):
-            await restartInstance(index, group: &group)
-        case .restart(.runLoop):
-            startRunLoop(index, group: &group)
-            announceRestart(of: services[index].id, scope: .runLoop)
+        if case .failure(let refusal) = await carryOut(.supervise(step), of: index, group: &group) {
+            // Not taken now, so never: the step is not due again.
+            services[index].supervisor?.retire()
+            services[index].logger.notice("\(services[index].name): \(refusal)", metadata: ["service": "\(services[index].name)"])
         }
         await finishRequest(group: &group)
     }
@@ -88,20 +85,60 @@ extension HostLoop {
     /// An operator's restart of the service named `name`: an instance restart, its failures
     /// forgotten.
     mutating func restartOnRequest(_ name: String, group: inout DiscardingTaskGroup) async -> Result<Void, ServiceRestartError> {
-        guard let index = services.firstIndex(where: { $0.name == name }) else {
-            let known = services.map(\.name).joined(separator: ", ")
-            return .failure(ServiceRestartError(.noSuchService, service: name, reason: "the services are \(known)"))
+        let index = services.firstIndex { $0.name == name }
+        let request = LifecycleRequest.restartService(name, isKnown: index != nil)
+        if index != nil, case .perform = machine.decide(request) {
+            logger.notice("\(name): restart requested", metadata: ["service": "\(name)"])
         }
-        logger.notice("\(name): restart requested", metadata: ["service": "\(name)"])
-        services[index].supervisor?.forgetFailures()
-        let id = await restartInstance(index, group: &group)
-        if machine.isTerminatePending {
-            return .failure(ServiceRestartError(.notRunning, service: name, reason: "the host is terminating"))
+        switch await carryOut(request, of: index, group: &group) {
+        case .failure(let refusal):
+            return .failure(restartError(name, refusal))
+        case .success(let id):
+            // A terminate that arrived during the restart cut it short: the machine says so now.
+            if case .refuse(let refusal) = machine.decide(request) { return .failure(restartError(name, refusal)) }
+            guard let new = services.firstIndex(where: { $0.id == id }), case .disabled(let reason) = services[new].health.condition else {
+                return .success(())
+            }
+            return .failure(ServiceRestartError(.failedToLaunch, service: name, reason: reason))
         }
-        guard let new = services.firstIndex(where: { $0.id == id }), case .disabled(let reason) = services[new].health.condition else {
-            return .success(())
+    }
+
+    /// The operator's error for the machine's refusal of a restart.
+    func restartError(_ name: String, _ refusal: LifecycleRefusal) -> ServiceRestartError {
+        if case .restartService(_, isKnown: false) = refusal.request, !refusal.isTerminatePending {
+            return ServiceRestartError(.noSuchService, service: name, reason: "the services are \(services.map(\.name).joined(separator: ", "))")
         }
-        return .failure(ServiceRestartError(.failedToLaunch, service: name, reason: reason))
+        return ServiceRestartError(.notRunning, service: name, reason: refusal.reason)
+    }
+
+    /// Asks the machine about a supervision request for `services[index]` and performs its
+    /// steps on that service; returns the id of the service in its place.
+    mutating func carryOut(_ request: LifecycleRequest, of index: Int?, group: inout DiscardingTaskGroup) async -> Result<Int, LifecycleRefusal> {
+        let actions: [LifecycleAction]
+        switch machine.decide(request) {
+        case .refuse(let refusal): return .failure(refusal)
+        case .perform(let steps): actions = steps
+        }
+        guard let index else { return .failure(machine.refusal(of: .restartService("", isKnown: false))) }
+        var id = services[index].id
+        for action in actions {
+            switch action {
+            case .forgetFailures:
+                services[index].supervisor?.forgetFailures()
+            case .restartRunLoop:
+                startRunLoop(index, group: &group)
+                announceRestart(of: id, scope: .runLoop)
+            case .restartInstance:
+                id = await restartInstance(index, group: &group)
+            case .stopService(let reason):
+                await terminateOne(index, group: &group)
+                services[index].disable(reason: reason)
+                isHealthCheckDue = true
+            default:
+                apply(action)
+            }
+        }
+        return .success(id)
     }
 
     /// A full restart: `willTerminate` to the old instance, a new one from its factory with its

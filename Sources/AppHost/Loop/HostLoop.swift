@@ -99,22 +99,28 @@ struct HostLoop {
         for waiter in launchWaiters { waiter.resume(returning: launch) }
         launchWaiters = []
         if case .success = launch {
-            while machine.state.isRunning {
-                if machine.isTerminatePending || isCancelled {
+            // The machine orders the work: terminate, then a due supervision step, then the queue.
+            turns: while true {
+                let due = dueSupervision(at: .now)
+                switch machine.nextTurn(isCancelled: isCancelled, isSupervisionDue: due != nil, hasQueuedRequest: !queue.isEmpty) {
+                case .close:
+                    break turns
+                case .terminate:
                     await ServiceContext.withValue(terminateContext ?? .forRequest(nil)) {
                         await terminate(group: &group)
                     }
-                } else if let (index, step) = dueSupervision(at: .now) {
-                    // A restart waits for the request in progress, and goes before the next.
+                case .supervise:
+                    guard let (index, step) = due else { continue }
                     await ServiceContext.withValue(.forRequest(nil)) {
                         await supervise(index, step, group: &group)
                     }
-                } else if !queue.isEmpty {
+                case .carryOutQueued:
                     let (request, context) = queue.removeFirst()
                     await ServiceContext.withValue(context) {
                         await handle(request, group: &group)
                     }
-                } else if let input = await nextIdleInput() {
+                case .wait:
+                    guard let input = await nextIdleInput() else { continue }
                     _ = take(input, group: &group)
                     // A lock change, restorable bytes or a change of health outside any request:
                     // a request of its own.

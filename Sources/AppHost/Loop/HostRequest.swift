@@ -47,7 +47,7 @@ enum HostRequest: Sendable {
             let refusal = machine.refusal(of: .reload)
             reply.resume(returning: .failure(InvalidConfiguration(ConfigurationError(keyPath: "", message: refusal.reason))))
         case .restartService(let name, let reply):
-            reply.resume(returning: .failure(ServiceRestartError(.notRunning, service: name, reason: machine.refusal(of: .reload).reason)))
+            reply.resume(returning: .failure(ServiceRestartError(.notRunning, service: name, reason: machine.refusal(of: .restartService(name, isKnown: true)).reason)))
         case .note(_, let reply): reply.resume(returning: .success(()))
         case .barrier(_, let reply): reply.resume(returning: .success(()))
         case .launched(let reply):

@@ -28,6 +28,15 @@ package enum LifecycleAction: Sendable, Hashable {
     /// (`RestorableStateStorage.persistDurably(_:)`): the machine may sleep or lose power right
     /// after the answer.
     case persistRestorableStateDurably
+    /// Start the request's service's run loop again.
+    case restartRunLoop
+    /// Restart the request's service whole: `willTerminate` to its instance, then a new one
+    /// from its factory, launched into the host's state; its supervision carries over.
+    case restartInstance
+    /// The request's service's failures so far no longer count against its restart policy.
+    case forgetFailures
+    /// `willTerminate` to the request's service, then it is disabled for `reason`.
+    case stopService(reason: String)
     /// A terminate is pending: say so (`STOPPING=1`), and nothing but it runs from now on.
     case setTerminatePending
     /// Refuse every queued request: terminate goes first.

@@ -30,6 +30,12 @@ package enum LifecycleRequest: Sendable, Hashable, CustomStringConvertible {
     /// The machine is awake again after that preparation (or the shutdown did not happen); nil:
     /// whatever it prepared for is over (logind went away and will not say).
     case resume(MachineSleep.Kind?)
+    /// A step of a service's restart policy came due: its run loop or its instance started
+    /// again, or the service stopped. Between requests, before the next queued one.
+    case supervise(RestartSupervisor.Step)
+    /// An operator restarts the service named so (Host1's `RestartService`, `apphostd
+    /// restart`); `isKnown` says whether the host runs a service of that name.
+    case restartService(String, isKnown: Bool)
     /// A terminate arrives: from now on it is pending, ahead of every request.
     case terminate
     /// Carry out the terminate: the pending one, a cancelled host's, or a failed launch's
@@ -48,7 +54,7 @@ package enum LifecycleRequest: Sendable, Hashable, CustomStringConvertible {
         case .toggleBackground: state == .active ? .background : .active
         case .terminate, .terminateNow: .terminating
         case .prepareForSleep: .background
-        case .memoryWarning, .sessionLock, .restoreSessionLock, .reload, .resume: state
+        case .memoryWarning, .sessionLock, .restoreSessionLock, .reload, .resume, .supervise, .restartService: state
         }
     }
 
@@ -67,6 +73,9 @@ package enum LifecycleRequest: Sendable, Hashable, CustomStringConvertible {
         case .reload: "reload"
         case .prepareForSleep(let kind): kind == .sleep ? "prepare for sleep" : "prepare for shutdown"
         case .resume(let kind): kind == .shutdown ? "resume (the shutdown did not happen)" : "resume"
+        case .supervise(.restart(let scope)): scope == .runLoop ? "restart of a run loop" : "restart of a service"
+        case .supervise(.stop): "stop of a service"
+        case .restartService(let name, _): "restart of \(name)"
         case .terminate: "terminate"
         case .terminateNow: "terminate now"
         }

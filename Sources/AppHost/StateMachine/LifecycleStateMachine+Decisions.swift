@@ -20,6 +20,8 @@ extension LifecycleStateMachine {
             // before the machine sleeps.
             if isTerminatePending { return refuse(request, "a terminate is pending, and it comes first") }
             return decideSleep(request)
+        case .supervise, .restartService:
+            return decideSupervision(request)
         }
     }
 
@@ -170,7 +172,7 @@ extension LifecycleStateMachine {
         return LifecycleRefusal(request: request, state: state, isTerminatePending: isTerminatePending, reason: "the host's run is over")
     }
 
-    private func refuse(_ request: LifecycleRequest, _ reason: String) -> LifecycleDecision {
+    func refuse(_ request: LifecycleRequest, _ reason: String) -> LifecycleDecision {
         .refuse(LifecycleRefusal(request: request, state: state, isTerminatePending: isTerminatePending, reason: reason))
     }
 }

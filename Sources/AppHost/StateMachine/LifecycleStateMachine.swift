@@ -2,9 +2,10 @@
 /// straight into the background (a restore), and from any running state
 /// `→ terminating → notRunning`, with the rules of every request the host takes.
 ///
-/// The host's loop asks the machine about each request (`decide(_:)`) and gets the steps that
-/// carry it out, or the refusal and its reason; the loop holds no rule of its own and only
-/// performs steps. Asking for where the machine already is yields no step: a no-op, never a
+/// The host's loop asks the machine about each request (`decide(_:)`), supervision's steps and
+/// an operator's restart among them, and gets the steps that carry it out, or the refusal and
+/// its reason; it asks the machine what to do on each turn (`nextTurn`). The loop holds no rule
+/// of its own and only performs steps. Asking for where the machine already is yields no step: a no-op, never a
 /// duplicated event. Once a terminate is pending, the machine refuses everything but the
 /// terminate and the launch's own steps.
 package struct LifecycleStateMachine: Sendable, Hashable {

@@ -1,7 +1,7 @@
-/// One service's restart rules as a state machine: each event returns what the loop does, and
-/// the loop decides nothing of its own. Times are the loop's clock, passed in, so a table test
+/// One service's restart rules as a state machine: each event returns what the loop does; when
+/// a step may run is the lifecycle state machine's (`LifecycleRequest.supervise`). Times are the loop's clock, passed in, so a table test
 /// drives it without waiting.
-struct RestartSupervisor: Sendable {
+package struct RestartSupervisor: Sendable {
     /// Where the service's run loop is.
     enum State: Sendable, Hashable {
         /// It runs, since then.
@@ -18,7 +18,7 @@ struct RestartSupervisor: Sendable {
     }
 
     /// What the loop does next for the service, between requests.
-    enum Step: Sendable, Hashable {
+    package enum Step: Sendable, Hashable {
         /// Start it again: its run loop, or the whole service.
         case restart(RestartPolicy.Scope)
         /// `applicationWillTerminate`, then disabled (an optional service's escalation).
