@@ -13,7 +13,7 @@ extension PluggableApplicationHost: Service {
     /// - Throws: `LaunchFailure` when the launch failed (after its rollback) or was terminated,
     ///   or when the host ran before.
     public func run() async throws {
-        let isFirstRun = published.withLock { published in
+        let isFirstRun = outlet.published.withLock { published in
             defer { published.isRunning = true }
             return !published.isRunning
         }
@@ -34,7 +34,7 @@ extension PluggableApplicationHost: Service {
             group.cancelAll()
             return outcome
         }
-        published.withLock { $0.reports }?.finish()
+        outlet.published.withLock { $0.reports }?.finish()
         try outcome.get()
     }
 }

@@ -61,16 +61,6 @@ public final class PluggableApplicationHost: Sendable {
         }
     }
 
-    /// What the loop last published, readable from anywhere without waiting for the loop.
-    struct Published {
-        var status: HostStatus
-        var launch: Result<LaunchOptions, LaunchFailure>?
-        var reports: AsyncStream<HostReport>.Continuation?
-        var isRunning = false
-        /// The run of hook calls the loop last started.
-        var run: HookRun?
-    }
-
     /// The bus services talk through.
     public let bus: MessageBus
     /// The values services share by key (`ApplicationHandle.sharedState(_:)`); set one here to
@@ -80,14 +70,10 @@ public final class PluggableApplicationHost: Sendable {
     let logger: Logger
     let services: [ServiceDescriptor]
     let inputs: AsyncStream<HostInput>
-    let input: AsyncStream<HostInput>.Continuation
-    let published: Mutex<Published>
-    /// Some service instance staged restorable bytes the loop has not taken yet.
-    let hasStagedRestorableState = Atomic<Bool>(false)
-    /// The loop waits for input outside any request (`HostLoop.nextIdleInput`).
-    let isLoopIdle = Atomic<Bool>(false)
-    /// The host's own figures.
-    let metrics: HostMetrics
+    /// What the loop publishes and the services hand it.
+    let outlet: HostOutlet
+    var input: AsyncStream<HostInput>.Continuation { outlet.input }
+    var metrics: HostMetrics { outlet.metrics }
 
     /// A host for `services`, in registration order.
     /// - Throws: `InvalidConfiguration`, one for each service whose name an earlier one has.
@@ -102,14 +88,16 @@ public final class PluggableApplicationHost: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.bus = bus
-        (inputs, input) = AsyncStream<HostInput>.makeStream(bufferingPolicy: .unbounded)
-        metrics = HostMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
-        published = Mutex(Published(status: HostStatus(
+        let (inputs, input) = AsyncStream<HostInput>.makeStream(bufferingPolicy: .unbounded)
+        self.inputs = inputs
+        let status = HostStatus(
             state: .notRunning,
             services: services.flatMap { $0.leaves() }.map { ServiceHealth(name: $0.name, isRequired: $0.isRequired, type: $0.type, condition: .healthy) }
-        )))
+        )
+        let outlet = HostOutlet(status: status, input: input, metrics: HostMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory))
+        self.outlet = outlet
         if configuration.restorableState != nil {
-            sharedState.whenRestorableChanges { [weak self] in self?.nudgeRestorableState() }
+            sharedState.whenRestorableChanges { [weak outlet] in outlet?.nudgeRestorableState() }
         }
     }
 
@@ -131,16 +119,16 @@ public final class PluggableApplicationHost: Sendable {
     }
 
     /// The current lifecycle state.
-    public var state: ApplicationState { published.withLock { $0.status.state } }
+    public var state: ApplicationState { outlet.published.withLock { $0.status.state } }
 
     /// The host's status: state, per-service health, last overrun, session lock.
-    public var status: HostStatus { published.withLock { $0.status } }
+    public var status: HostStatus { outlet.published.withLock { $0.status } }
 
     /// The hook a service is inside now, and since when: the call the loop waits for, else the
     /// first service still inside a hook past its deadline; nil when no hook runs. What an edge
     /// names when it cannot wait any longer (logind's sleep).
     package var hookInProgress: (service: String, hook: String, since: ContinuousClock.Instant)? {
-        let (run, status) = published.withLock { ($0.run, $0.status) }
+        let (run, status) = outlet.published.withLock { ($0.run, $0.status) }
         if let current = run?.callInProgress() { return current }
         for service in status.services {
             if let hook = service.busyHook, let since = service.busySince { return (service.name, hook, since) }
@@ -153,15 +141,15 @@ public final class PluggableApplicationHost: Sendable {
     package var metricsFactory: any MetricsFactory { metrics.factory }
 
     /// Services in registration order, by instance name.
-    public var serviceNames: [String] { published.withLock { $0.status.services.map(\.name) } }
+    public var serviceNames: [String] { outlet.published.withLock { $0.status.services.map(\.name) } }
 
     /// What the host reports, in order, for one consumer (the sd_notify reporter). Take it before
     /// `run()`: reports made while nobody holds the stream are not kept. Taking it again ends the
     /// stream taken before.
     public var reports: AsyncStream<HostReport> {
         let (stream, continuation) = AsyncStream<HostReport>.makeStream(bufferingPolicy: .unbounded)
-        published.withLock { $0.reports }?.finish()
-        published.withLock { $0.reports = continuation }
+        outlet.published.withLock { $0.reports }?.finish()
+        outlet.published.withLock { $0.reports = continuation }
         return stream
     }
 
@@ -270,48 +258,9 @@ public final class PluggableApplicationHost: Sendable {
             if let cause { context.hostRequestCause = cause }
             if case .terminated = input.yield(.request(request, context: context)) {
                 // The run is over: the machine in the state it ended in refuses.
-                let (state, launch) = published.withLock { ($0.status.state, $0.launch) }
+                let (state, launch) = outlet.published.withLock { ($0.status.state, $0.launch) }
                 request.refuse(by: LifecycleStateMachine(state: state), launch: launch)
             }
-        }
-    }
-
-    // MARK: From the loop
-
-    func publish(status: HostStatus) {
-        published.withLock { $0.status = status }
-        metrics.show(status)
-    }
-
-    func publish(launch: Result<LaunchOptions, LaunchFailure>) {
-        published.withLock { $0.launch = launch }
-    }
-
-    func report(_ report: HostReport) {
-        published.withLock { $0.reports }?.yield(report)
-    }
-
-    /// A service reported its health (`ApplicationHandle.reportUnhealthy(_:)`): the loop looks
-    /// when it changed (saying the same again wakes nothing).
-    func healthReported(_ problem: String?, in report: ReportedHealth) {
-        if report.set(problem) { input.yield(.healthReported) }
-    }
-
-    /// Stages a service instance's bytes for the loop. Nudges the loop only when it is idle and
-    /// nothing was staged since it last looked: a request in progress takes them at its end, and
-    /// a loop that goes idle looks at the flag first (`HostLoop.nextIdleInput`).
-    func stageRestorableState(_ bytes: [UInt8], in staged: StagedRestorableState) {
-        staged.stage(bytes)
-        nudgeRestorableState()
-    }
-
-    /// Bytes are staged: the loop takes them at the end of the request in progress, or as a
-    /// request of its own when idle.
-    func nudgeRestorableState() {
-        if !hasStagedRestorableState.exchange(true, ordering: .sequentiallyConsistent),
-            isLoopIdle.load(ordering: .sequentiallyConsistent)
-        {
-            input.yield(.restorableStateStaged)
         }
     }
 }

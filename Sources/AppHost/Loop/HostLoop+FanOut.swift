@@ -113,8 +113,8 @@ extension HostLoop {
         while start < calls.count {
             nextToken += 1
             let run = HookRun(token: nextToken, calls: Array(calls[start...]), stopsAtFailure: stopsAtFailure)
-            host.published.withLock { $0.run = run }
-            let answers = host.input
+            outlet.publish(run: run)
+            let answers = outlet.input
             group.addTask { await run.perform(answers: answers) }
             waiting: while true {
                 if isCancelled || (abandonOnTerminate && machine.isTerminatePending) {
@@ -153,7 +153,7 @@ extension HostLoop {
             }
         }
         // The runs are over: `hookInProgress` keeps no instance of an earlier configuration.
-        host.published.withLock { $0.run = nil }
+        outlet.publish(run: nil)
         return results
     }
 
@@ -192,7 +192,7 @@ extension HostLoop {
         let run = HookRun(token: nextToken, calls: services[index].backlog)
         services[index].backlog = []
         backlogRuns[run.token] = (services[index].id, run)
-        let answers = host.input
+        let answers = outlet.input
         group.addTask { await run.perform(answers: answers) }
     }
 

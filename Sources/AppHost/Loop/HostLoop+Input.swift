@@ -90,10 +90,10 @@ extension HostLoop {
     /// services' restorable bytes nudge it (`PluggableApplicationHost.stageRestorableState`):
     /// during a request they wait for its end, without waking the loop for nothing.
     mutating func nextIdleInput() async -> HostInput? {
-        host.isLoopIdle.store(true, ordering: .sequentiallyConsistent)
-        defer { host.isLoopIdle.store(false, ordering: .sequentiallyConsistent) }
+        outlet.isLoopIdle.store(true, ordering: .sequentiallyConsistent)
+        defer { outlet.isLoopIdle.store(false, ordering: .sequentiallyConsistent) }
         // Staged before the loop came here: no nudge was sent for them.
-        if host.hasStagedRestorableState.load(ordering: .sequentiallyConsistent) { return .restorableStateStaged }
+        if outlet.hasStagedRestorableState.load(ordering: .sequentiallyConsistent) { return .restorableStateStaged }
         return await nextInput()
     }
 

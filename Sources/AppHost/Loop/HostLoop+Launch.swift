@@ -27,7 +27,7 @@ extension HostLoop {
         } catch {
             await carryOut(.abortLaunch, group: &group)
             let failure = LaunchFailure(service: "", hook: "", reason: .stateDirectory("\(error)"))
-            host.report(.launchFailed(failure, status))
+            outlet.report(.launchFailed(failure, status))
             return .failure(failure)
         }
         logPreviousExit(options)
@@ -38,7 +38,7 @@ extension HostLoop {
         launchOptions = restoredOptions
         setServices(descriptors.flatMap { $0.leaves() }.map { makeService($0) })
         forgetRestorableStateOfRemovedServices()
-        host.report(.status(status))
+        outlet.report(.status(status))
 
         var progress = LaunchProgress(indexByName: Dictionary(uniqueKeysWithValues: services.indices.map { (services[$0].name, $0) }))
         func launchRecord() -> LifecycleEventRecord {
@@ -63,14 +63,14 @@ extension HostLoop {
             // behind its launch hook, if the terminate stopped waiting for one, within the
             // terminate deadline).
             await terminate(only: progress.launched + (progress.cutShort.map { [$0] } ?? []), group: &group)
-            if !isTerminated { host.report(.launchFailed(failure, status)) }
+            if !isTerminated { outlet.report(.launchFailed(failure, status)) }
             return .failure(failure)
         }
         bus.publish(launchRecord())
         if descriptors.contains(where: \.isComposite) {
             services = services.indices.filter { !progress.dropped.contains($0) }.map { services[$0] }
             choices = descriptors.flatMap { compositeChoices(of: $0) }
-            host.publish(status: status)
+            outlet.publish(status: status)
         }
         await carryOut(.finishLaunch(intoBackground: restoredOptions.launchesIntoBackground), group: &group)
         return .success(restoredOptions)
@@ -147,7 +147,7 @@ extension HostLoop {
             let next = index + 1 < services.count
                 ? services[index + 1].launchDeadline * 2
                 : configuration.hookDeadline * max(1, services.count)
-            host.report(.progress(next: next))
+            outlet.report(.progress(next: next))
             return failure
         }
         switch composite.kind {

@@ -7,7 +7,7 @@ extension HostLoop {
         case .perform(let steps): actions = steps
         case .refuse(let refusal): return .failure(InvalidConfiguration(ConfigurationError(keyPath: "", message: refusal.reason)))
         }
-        host.report(.reloading(status))
+        outlet.report(.reloading(status))
         var result: Result<ConfigurationDidReload, InvalidConfiguration> = .success(ConfigurationDidReload(added: [], removed: [], updated: [], restarted: []))
         if case .reloaded(let applied) = await perform(actions, loading: load, group: &group) { result = applied }
         switch result {
@@ -212,7 +212,7 @@ extension HostLoop {
         if let replaced {
             services[replaced] = added
             isHealthCheckDue = true
-            host.publish(status: status)
+            outlet.publish(status: status)
             index = replaced
         } else {
             setServices(services + [added])

@@ -21,7 +21,7 @@ extension HostLoop {
         case .memoryWarning(let level, let reply):
             switch machine.decide(.memoryWarning(level)) {
             case .perform(let actions):
-                host.metrics.countMemoryWarning(level)
+                outlet.metrics.countMemoryWarning(level)
                 await perform(actions, group: &group)
                 await finishRequest(group: &group)
                 reply.resume(returning: .success(()))
@@ -38,7 +38,7 @@ extension HostLoop {
             }
         case .reload(let load, let reply):
             let result = await reload(load, group: &group)
-            host.metrics.countReload(applied: (try? result.get()) != nil)
+            outlet.metrics.countReload(applied: (try? result.get()) != nil)
             await finishRequest(ready: true, group: &group)
             reply.resume(returning: result)
         case .restartService(let name, let reply):
@@ -94,11 +94,11 @@ extension HostLoop {
         }
         if serviceHealth == nil, !services.isEmpty { serviceHealth = services.map(\.statusHealth) }
         let current = status
-        host.publish(status: current)
+        outlet.publish(status: current)
         if ready {
-            host.report(.ready(current))
+            outlet.report(.ready(current))
         } else if current != lastReportedStatus {
-            host.report(.status(current))
+            outlet.report(.status(current))
         }
         lastReportedStatus = current
         // After the status, off its path; a durable persist holds the request's answer until
@@ -161,7 +161,7 @@ extension HostLoop {
         case .setTerminatePending:
             machine.setTerminatePending()
             logger.notice("terminating: \(terminateReason)")
-            host.report(.stopping(reason: terminateReason))
+            outlet.report(.stopping(reason: terminateReason))
         case .dropQueuedRequests:
             for (dropped, _) in queue { drop(dropped) }
             queue = []
@@ -180,7 +180,7 @@ extension HostLoop {
         case .perform(let actions):
             guard !actions.isEmpty else { return .success(false) }
             await perform(actions, group: &group)
-            host.publish(status: status)
+            outlet.publish(status: status)
             return .success(actions.contains { if case .setProtectedDataAvailable = $0 { true } else { false } })
         }
     }

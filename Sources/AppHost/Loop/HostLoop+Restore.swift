@@ -27,7 +27,7 @@ extension HostLoop {
         restorable.lastKept = state
         restorable.lastPersisted = state
         restorable.services = state.services
-        host.sharedState.restore(Dictionary(uniqueKeysWithValues: state.services.compactMap { name, bytes in
+        sharedState.restore(Dictionary(uniqueKeysWithValues: state.services.compactMap { name, bytes in
             name.hasPrefix(Self.sharedStatePrefix) ? (String(name.dropFirst(Self.sharedStatePrefix.count)), bytes) : nil
         }))
         guard options.previousExit == .unclean else {
@@ -48,14 +48,14 @@ extension HostLoop {
     /// order, so of two instances of one name (a reload's restart) the newer one wins.
     mutating func takeStagedRestorableState() {
         restorable.hasStaged = false
-        guard host.hasStagedRestorableState.exchange(false, ordering: .sequentiallyConsistent) else { return }
+        guard outlet.hasStagedRestorableState.exchange(false, ordering: .sequentiallyConsistent) else { return }
         for index in services.indices {
             guard let bytes = services[index].stagedState.take() else { continue }
             if restorable.services.updateValue(bytes, forKey: services[index].name) != bytes {
                 restorable.isChanged = true
             }
         }
-        for (name, bytes) in host.sharedState.takeStaged() where restorable.services.updateValue(bytes, forKey: Self.sharedStatePrefix + name) != bytes {
+        for (name, bytes) in sharedState.takeStaged() where restorable.services.updateValue(bytes, forKey: Self.sharedStatePrefix + name) != bytes {
             restorable.isChanged = true
         }
     }

@@ -32,10 +32,10 @@ extension HostLoop {
             options?.launchesIntoBackground = machine.state == .background
         }
         let staged = StagedRestorableState()
-        let host = self.host
+        let (outlet, sharedState) = (self.outlet, self.sharedState)
         var keep: (@Sendable ([UInt8]) -> Void)?
         if configuration.restorableState != nil {
-            keep = { host.stageRestorableState($0, in: staged) }
+            keep = { outlet.stageRestorableState($0, in: staged) }
         }
         let reportedHealth = ReportedHealth()
         let hookDeadline = descriptor.deadline ?? configuration.hookDeadline
@@ -52,9 +52,9 @@ extension HostLoop {
             context: ApplicationHandle.Context(
                 serviceName: descriptor.name, logger: logger, configuration: descriptor.configuration, bus: bus,
                 launchOptions: options, stateDirectory: configuration.stateDirectory, keepRestorableState: keep,
-                reportHealth: { host.healthReported($0, in: reportedHealth) },
-                metrics: ServiceMetrics(serviceName: descriptor.name, factory: host.metrics.factory),
-                sharedState: host.sharedState
+                reportHealth: { outlet.healthReported($0, in: reportedHealth) },
+                metrics: ServiceMetrics(serviceName: descriptor.name, factory: outlet.metrics.factory),
+                sharedState: sharedState
             ),
             stagedState: staged
         )
@@ -77,7 +77,7 @@ extension HostLoop {
         }
         let service = services[index].service
         let application = application(for: index)
-        let (serviceID, runLoopID, input) = (services[index].id, services[index].runLoopID, host.input)
+        let (serviceID, runLoopID, input) = (services[index].id, services[index].runLoopID, outlet.input)
         // A run loop outlives the request that started it: it runs in no request's context.
         ServiceContext.withValue(nil) {
             group.addImmediateTask {
@@ -100,7 +100,7 @@ extension HostLoop {
         services = newServices
         // A required service the new list has disabled makes the host unhealthy.
         isHealthCheckDue = true
-        host.publish(status: status)
+        outlet.publish(status: status)
     }
 
     /// A service's stall limit: the host's, else three times its hook deadline; never shorter

@@ -6,7 +6,7 @@ extension HostLoop {
     mutating func terminate(only indices: [Int]? = nil, group: inout DiscardingTaskGroup) async {
         guard case .perform(let actions) = machine.decide(.terminateNow), !actions.isEmpty else { return }
         await perform(actions, terminating: indices, group: &group)
-        host.report(.stopped(status))
+        outlet.report(.stopped(status))
     }
 
     /// The `terminateServices` step: `willTerminate` to `indices` (every service when nil) in
@@ -25,7 +25,7 @@ extension HostLoop {
                 record(result, of: .willTerminate, at: index, overruns: &overruns, failures: &failures)
             }
             retire(index)
-            host.report(.progress(next: configuration.terminateDeadline))
+            outlet.report(.progress(next: configuration.terminateDeadline))
         }
         bus.publish(LifecycleEventRecord(
             event: .willTerminate, from: .terminating, to: .notRunning, duration: ContinuousClock.now - start,

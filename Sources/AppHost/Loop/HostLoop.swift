@@ -13,7 +13,12 @@ import ServiceContextModule
 /// The parts: +Input (taking input), +Request (carrying out a request and ending it), +FanOut
 /// (hooks under deadlines), +Services, and the flows +Launch, +Reload, +Restore, +Terminate.
 struct HostLoop {
-    let host: PluggableApplicationHost
+    /// The one way the loop makes its state known and takes the services' nudges.
+    let outlet: HostOutlet
+    let configuration: PluggableApplicationHost.Configuration
+    let logger: Logger
+    let bus: MessageBus
+    let sharedState: SharedStateStore
     var inputs: AsyncStream<HostInput>.AsyncIterator
     let timer: AsyncStream<ContinuousClock.Instant>.Continuation
 
@@ -69,15 +74,15 @@ struct HostLoop {
     var choices: [String] = []
 
     init(host: PluggableApplicationHost, inputs: AsyncStream<HostInput>.AsyncIterator, timer: AsyncStream<ContinuousClock.Instant>.Continuation) {
-        self.host = host
+        self.outlet = host.outlet
+        self.configuration = host.configuration
+        self.logger = host.logger
+        self.bus = host.bus
+        self.sharedState = host.sharedState
         self.inputs = inputs
         self.timer = timer
         self.descriptors = host.services
     }
-
-    var configuration: PluggableApplicationHost.Configuration { host.configuration }
-    var logger: Logger { host.logger }
-    var bus: MessageBus { host.bus }
 
     // MARK: The loop
 
@@ -95,7 +100,7 @@ struct HostLoop {
             return launch
         }
         launchOutcome = launch
-        host.publish(launch: launch)
+        outlet.publish(launch: launch)
         for waiter in launchWaiters { waiter.resume(returning: launch) }
         launchWaiters = []
         if case .success = launch {
@@ -149,7 +154,7 @@ struct HostLoop {
         }
         for (request, _) in queue { request.refuse(by: machine, launch: launchOutcome) }
         queue = []
-        host.input.finish()
+        outlet.input.finish()
         while let input = await inputs.next() {
             if case .request(let request, _) = input { request.refuse(by: machine, launch: launchOutcome) }
         }
@@ -181,6 +186,6 @@ struct HostLoop {
             logger.critical("lifecycle bug: \(error)")
         }
         stateCause = ServiceContext.current?.hostRequestCause
-        host.publish(status: status)
+        outlet.publish(status: status)
     }
 }
