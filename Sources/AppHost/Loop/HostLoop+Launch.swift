@@ -32,12 +32,12 @@ extension HostLoop {
         }
         logPreviousExit(options)
         var restoredOptions = options
-        if let lockReason = restore(into: &restoredOptions) {
+        if let lockReason = restorable.restore(into: &restoredOptions) {
             await carryOut(.restoreSessionLock(reason: lockReason), group: &group)
         }
         launchOptions = restoredOptions
         setServices(descriptors.flatMap { $0.leaves() }.map { makeService($0) })
-        forgetRestorableStateOfRemovedServices()
+        restorable.forgetRemovedServices(keeping: services)
         outlet.report(.status(status))
 
         var progress = LaunchProgress(indexByName: Dictionary(uniqueKeysWithValues: services.indices.map { (services[$0].name, $0) }))

@@ -107,7 +107,7 @@ extension HostLoop {
         let kept = Set(order)
         let rank = Dictionary(uniqueKeysWithValues: allLeaves.enumerated().map { ($1.name, $0) })
         setServices(services.filter { kept.contains($0.id) }.sorted { rank[$0.name, default: .max] < rank[$1.name, default: .max] })
-        forgetRestorableStateOfRemovedServices()
+        restorable.forgetRemovedServices(keeping: services)
         descriptors = newDescriptors
         choices = descriptors.flatMap { compositeChoices(of: $0) }
         return .success(ConfigurationDidReload(added: added, removed: removed, updated: updated, restarted: restarted))

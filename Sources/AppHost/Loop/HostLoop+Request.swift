@@ -75,19 +75,19 @@ extension HostLoop {
                 await applySessionLock(change, group: &group)
             }
         }
-        let persist = isPersistDue, durably = isDurablePersistDue
-        isPersistDue = false
-        isDurablePersistDue = false
+        let persist = restorable.isPersistDue, durably = restorable.isDurablePersistDue
+        restorable.isPersistDue = false
+        restorable.isDurablePersistDue = false
         guard !machine.isTerminatePending else {
             // The terminate persists the last state itself; a request that answers only once
             // the state is on disk (a sleep a terminate overtook) still waits for it.
             if durably {
-                keepRestorableState()
-                await persistRestorableStateDurably()
+                restorable.keep(machine, slots: services)
+                await restorable.persistDurably()
             }
             return
         }
-        keepRestorableState()
+        restorable.keep(machine, slots: services)
         if isHealthCheckDue {
             checkHealth()
             armRestartWake()
@@ -104,9 +104,9 @@ extension HostLoop {
         // After the status, off its path; a durable persist holds the request's answer until
         // the state is on disk.
         if durably {
-            await persistRestorableStateDurably()
+            await restorable.persistDurably()
         } else {
-            persistRestorableState(always: persist)
+            restorable.persist(always: persist)
         }
     }
 
@@ -156,8 +156,8 @@ extension HostLoop {
         case .setProtectedDataAvailable(let available): machine.setProtectedDataAvailable(available)
         case .setSessionLockReason(let reason): machine.setSessionLockReason(reason)
         case .setSleep(let sleep): machine.setSleep(sleep)
-        case .persistRestorableState: isPersistDue = true
-        case .persistRestorableStateDurably: isDurablePersistDue = true
+        case .persistRestorableState: restorable.isPersistDue = true
+        case .persistRestorableStateDurably: restorable.isDurablePersistDue = true
         case .setTerminatePending:
             machine.setTerminatePending()
             logger.notice("terminating: \(terminateReason)")

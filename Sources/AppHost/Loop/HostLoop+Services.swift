@@ -22,7 +22,7 @@ extension HostLoop {
         logger[metadataKey: "service"] = .string(descriptor.name)
         // What it kept last: from the previous run at the launch, the newest bytes when a
         // reload adds it again or restarts it (its old instance's willTerminate included).
-        takeStagedRestorableState()
+        restorable.takeStaged(from: services)
         var options = launchOptions
         options?.restoredState = restorable.services[descriptor.name]
         if machine.state != .notRunning, machine.state != .launching {

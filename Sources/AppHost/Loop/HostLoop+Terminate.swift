@@ -32,8 +32,8 @@ extension HostLoop {
             overruns: overruns, failures: failures, serviceCount: targets.count
         ))
         // Bytes handed over in willTerminate are in the stream before each call's answer.
-        keepRestorableState()
-        persistRestorableState(always: true)
+        restorable.keep(machine, slots: services)
+        restorable.persist(always: true)
         if let launchState = configuration.launchState, let launchOptions, !isCancelled {
             do {
                 if let remark = try launchState.markCleanExit(of: launchOptions) {

@@ -53,10 +53,6 @@ struct HostLoop {
     var terminateReplies: [Reply<Void, Never>] = []
     /// Why the pending terminate came, for its log line and `STOPPING=1`'s status.
     var terminateReason = ""
-    /// A step of the request in progress asked for the restorable state on disk at its end.
-    var isPersistDue = false
-    /// A step asked that the request answer only once the restorable state is on disk.
-    var isDurablePersistDue = false
     /// The input stream ended: the task running the host was cancelled.
     var isCancelled = false
 
@@ -68,7 +64,8 @@ struct HostLoop {
     var stateCause: String?
     var note: String?
     var lastReportedStatus: HostStatus?
-    var restorable = RestorableBook()
+    /// The services' restorable bytes, kept and persisted.
+    var restorable: RestorableStateKeeper
     /// What each first-of and one-of runs (`HostStatus.choices`), as of the launch or the last
     /// reload.
     var choices: [String] = []
@@ -79,6 +76,7 @@ struct HostLoop {
         self.logger = host.logger
         self.bus = host.bus
         self.sharedState = host.sharedState
+        self.restorable = RestorableStateKeeper(storage: host.configuration.restorableState, logger: host.logger, sharedState: host.sharedState, outlet: host.outlet)
         self.inputs = inputs
         self.timer = timer
         self.descriptors = host.services
