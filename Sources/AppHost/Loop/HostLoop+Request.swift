@@ -90,7 +90,7 @@ extension HostLoop {
         restorable.keep(machine, slots: services)
         if isHealthCheckDue {
             checkHealth()
-            armRestartWake()
+            if let wake = supervision.wake(after: .now) { armTimer(at: wake) }
         }
         if serviceHealth == nil, !services.isEmpty { serviceHealth = services.map(\.statusHealth) }
         let current = status

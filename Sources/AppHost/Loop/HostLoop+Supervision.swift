@@ -29,47 +29,17 @@ extension HostLoop {
             services[index].logger.debug("\(name) not restarted: \(refusal.reason)", metadata: metadata)
             return
         }
-        switch services[index].supervisor?.runEnded(ending, at: .now, jitter: .random(in: 0...1)) {
-        case .restart(let at, let delay, _)?:
-            let pending = services[index].supervisor?.pending
-            services[index].health.pendingRestart = pending
-            var metadata: Logger.Metadata = ["service": "\(name)", "restart": "\(pending?.count ?? 0)"]
-            if case .threw(let error) = ending { metadata["error"] = "\(error)" }
-            services[index].logger.notice("\(name) restarting in \(delay.configText) (\(pending.map { "\($0)" } ?? ""))", metadata: metadata)
-            supervisionDue = min(supervisionDue ?? at, at)
-            armTimer(at: at)
-        case .escalate(let reason, let stops)?:
-            services[index].health.failure = reason
-            if stops {
-                supervisionDue = .now
-                services[index].logger.error("\(name) \(reason): not restarted again; an optional service, so it is stopped", metadata: metadata)
-            } else {
-                services[index].logger.critical("\(name) \(reason): not restarted again; a required service, so the host is unhealthy", metadata: metadata)
-            }
-        case .leave?, nil:
-            break
-        }
+        var book = supervision
+        let wake = book.book(ending, of: &services[index], at: .now)
+        supervision = book
+        if let wake { armTimer(at: wake) }
     }
 
-    /// The first service whose supervisor has a step due now, and that step. Looks at the
-    /// slots only once `supervisionDue` passed, and then sets it to the next step's time.
+    /// The first service whose supervisor has a step due now, and that step.
     mutating func dueSupervision(at now: ContinuousClock.Instant) -> (index: Int, step: RestartSupervisor.Step)? {
-        guard let due = supervisionDue, due <= now else { return nil }
-        var next: ContinuousClock.Instant?
-        for index in services.indices {
-            if let step = services[index].supervisor?.dueStep(at: now) { return (index, step) }
-            if let at = services[index].supervisor?.dueAt { next = min(next ?? at, at) }
-        }
-        supervisionDue = next
-        // The wake for it may have been skipped while an earlier one was pending.
-        if let next { armTimer(at: next) }
-        return nil
-    }
-
-    /// Wakes the loop when the next waiting restart is due (a wake armed for an earlier instant
-    /// does not arm the later ones); one already due needs none: the loop's next turn takes it.
-    mutating func armRestartWake() {
-        if let next = supervisionDue, next > .now { armTimer(at: next) }
+        let (step, wake) = supervision.dueStep(in: services, at: now)
+        if let wake { armTimer(at: wake) }
+        return step
     }
 
     /// Carries out `step` of `services[index]`'s supervisor as a request of its own.
@@ -170,14 +140,6 @@ extension HostLoop {
     /// The restart's log line, counter and bus message, once the run loop was started again.
     mutating func announceRestart(of serviceID: Int, scope: RestartPolicy.Scope, after ending: RunLoopEnding? = nil) {
         guard let index = services.firstIndex(where: { $0.id == serviceID }) else { return }
-        let service = services[index]
-        let restarts = service.supervisor?.total ?? 0
-        // A run loop that ended again already has its next restart waiting.
-        if service.runLoopStop != nil { services[index].health.pendingRestart = nil }
-        service.context.metrics.countRestart()
-        service.logger.notice("\(service.name) restarted (\(restarts) in this run)", metadata: ["service": "\(service.name)", "restart": "\(restarts)"])
-        var error: String?
-        if case .threw(let text)? = ending ?? service.supervisor?.lastEnding { error = text }
-        bus.publish(ServiceDidRestart(service: service.name, restarts: restarts, scope: scope, error: error))
+        SupervisionBook.announceRestart(of: &services[index], scope: scope, after: ending, on: bus)
     }
 }

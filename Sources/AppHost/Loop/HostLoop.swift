@@ -40,9 +40,8 @@ struct HostLoop {
     var nextToken = 0
     /// Runs of calls queued behind a late hook, by token: whose they are.
     var backlogRuns: [Int: (serviceID: Int, run: HookRun)] = [:]
-    /// When the earliest supervision step may be due (a restart's delay, a stop at once); nil
-    /// while none waits, so the loop's every turn looks at no slot for it.
-    var supervisionDue: ContinuousClock.Instant?
+    /// The restarts and stops booked, and when the next is due.
+    var supervision = SupervisionBook()
     var timerWakes: [ContinuousClock.Instant] = []
 
     var queue: [(request: HostRequest, context: ServiceContext)] = []
