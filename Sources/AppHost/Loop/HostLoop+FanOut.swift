@@ -50,7 +50,7 @@ extension HostLoop {
     /// theirs queued (`.deferred`).
     mutating func call(_ indices: [Int], _ hook: HookCall.Hook, group: inout DiscardingTaskGroup) async -> [HookResult] {
         var results = [HookResult](repeating: .skipped, count: indices.count)
-        let (calls, positions, deferred) = prepareCalls(indices, hook)
+        let (calls, positions, deferred) = HookScheduler.calls(hook, to: indices, of: services, state: machine.state, isSessionLocked: !machine.isProtectedDataAvailable)
         for (position, call) in deferred {
             services[indices[position]].backlog.append(call.queued())
             results[position] = .deferred
@@ -58,35 +58,6 @@ extension HostLoop {
         let made = await execute(calls, services: positions.map { indices[$0] }, abandonOnTerminate: false, group: &group)
         for (position, result) in zip(positions, made) { results[position] = result }
         return results
-    }
-
-    /// The calls of one hook to each enabled service of `indices`: those free to take it, with
-    /// their positions, and those of the services still busy in a late hook, to queue. Reads the
-    /// slots in place: `services[index]` copies all of a slot, and this runs per service per
-    /// event.
-    private func prepareCalls(_ indices: [Int], _ hook: HookCall.Hook) -> (calls: [HookCall], positions: [Int], deferred: [(position: Int, call: HookCall)]) {
-        var calls: [HookCall] = []
-        var positions: [Int] = []
-        var deferred: [(position: Int, call: HookCall)] = []
-        calls.reserveCapacity(indices.count)
-        positions.reserveCapacity(indices.count)
-        let state = machine.state
-        let isSessionLocked = !machine.isProtectedDataAvailable
-        services.withUnsafeBufferPointer { slots in
-            for (position, index) in indices.enumerated() where slots[index].health.isEnabled {
-                let call = HookCall(
-                    serviceID: slots[index].id, service: slots[index].service, hook: hook,
-                    application: ApplicationHandle(context: slots[index].context, state: state, isSessionLocked: isSessionLocked, serviceCount: slots.count),
-                    deadline: slots[index].hookDeadline)
-                if slots[index].isBusy {
-                    deferred.append((position, call))
-                } else {
-                    calls.append(call)
-                    positions.append(position)
-                }
-            }
-        }
-        return (calls, positions, deferred)
     }
 
     func makeCall(_ index: Int, _ hook: HookCall.Hook, deadline: Duration, configuration override: ServiceSection? = nil) -> HookCall {
@@ -111,11 +82,7 @@ extension HostLoop {
         var results = [HookResult](repeating: .skipped, count: calls.count)
         var start = 0
         while start < calls.count {
-            nextToken += 1
-            let run = HookRun(token: nextToken, calls: Array(calls[start...]), stopsAtFailure: stopsAtFailure)
-            outlet.publish(run: run)
-            let answers = outlet.input
-            group.addTask { await run.perform(answers: answers) }
+            let run = hooks.start(Array(calls[start...]), stopsAtFailure: stopsAtFailure, group: &group)
             waiting: while true {
                 if isCancelled || (abandonOnTerminate && machine.isTerminatePending) {
                     let abandoned = run.abandon()
@@ -152,8 +119,7 @@ extension HostLoop {
                 }
             }
         }
-        // The runs are over: `hookInProgress` keeps no instance of an earlier configuration.
-        outlet.publish(run: nil)
+        hooks.runsEnded()
         return results
     }
 
@@ -175,44 +141,22 @@ extension HostLoop {
     /// line says so with the id of the request that called the hook (`context`).
     mutating func lateAnswer(_ serviceID: Int, _ hook: String, _ result: HookResult, context: ServiceContext?, group: inout DiscardingTaskGroup) {
         guard let index = services.firstIndex(where: { $0.id == serviceID }) else { return }
-        ServiceContext.withValue(context) { logLate(services[index].name, hook, result) }
+        ServiceContext.withValue(context) { HookScheduler.logLate(services[index].name, hook, result, logger: logger) }
         runBacklog(index, group: &group)
     }
 
     /// Starts the calls queued behind a late hook, or frees the service when there are none.
     mutating func runBacklog(_ index: Int, group: inout DiscardingTaskGroup) {
         isHealthCheckDue = true
-        guard !services[index].backlog.isEmpty else {
-            services[index].isBusy = false
-            services[index].busySince = nil
-            return
-        }
-        services[index].busySince = (.now, services[index].backlog[0].hook.name)
-        nextToken += 1
-        let run = HookRun(token: nextToken, calls: services[index].backlog)
-        services[index].backlog = []
-        backlogRuns[run.token] = (services[index].id, run)
-        let answers = outlet.input
-        group.addTask { await run.perform(answers: answers) }
+        var scheduler = hooks
+        scheduler.runBacklog(of: &services[index], group: &group)
+        hooks = scheduler
     }
 
-    /// A run of queued calls ended; what they did is logged, and the service is free unless
-    /// more calls queued meanwhile.
+    /// A run of queued calls ended; the service is free unless more calls queued meanwhile.
     mutating func backlogFinished(_ token: Int, group: inout DiscardingTaskGroup) {
-        guard let (serviceID, run) = backlogRuns.removeValue(forKey: token) else { return }
-        for (call, result) in zip(run.calls, run.results) {
-            ServiceContext.withValue(call.queuedContext) { logLate(call.application.serviceName, call.hook.name, result) }
-        }
-        guard let index = services.firstIndex(where: { $0.id == serviceID }) else { return }
+        guard let serviceID = hooks.backlogFinished(token, logger: logger), let index = services.firstIndex(where: { $0.id == serviceID }) else { return }
         runBacklog(index, group: &group)
-    }
-
-    func logLate(_ service: String, _ hook: String, _ result: HookResult) {
-        if case .threw(let error) = result {
-            logger.error("\(service) threw in \(hook) (it ran late): \(error)", metadata: ["service": "\(service)"])
-        } else {
-            logger.info("\(service) finished \(hook) late", metadata: ["service": "\(service)"])
-        }
     }
 
     /// Logs and records what went wrong in one hook.

@@ -51,7 +51,7 @@ extension HostLoop {
         case .request(let request, let context):
             accept(request, context: context)
         case .runFinished(let token):
-            guard backlogRuns[token] != nil else { return .runFinished(token: token) }
+            guard hooks.isBacklog(token) else { return .runFinished(token: token) }
             backlogFinished(token, group: &group)
         case .lateAnswer(let serviceID, let hook, let result, let context):
             lateAnswer(serviceID, hook, result, context: context, group: &group)
@@ -69,7 +69,7 @@ extension HostLoop {
         case .runLoopEnded(let serviceID, let runLoopID, let ending):
             runLoopEnded(serviceID: serviceID, runLoopID: runLoopID, ending)
         case .deadline(let wake):
-            timerWakes.removeAll { $0 == wake }
+            hooks.fired(wake)
             isHealthCheckDue = true
             return .deadlinePassed
         }
@@ -99,8 +99,6 @@ extension HostLoop {
 
     /// Wakes the loop at `instant` unless an earlier wake is pending.
     mutating func armTimer(at instant: ContinuousClock.Instant) {
-        guard timerWakes.allSatisfy({ $0 > instant }) else { return }
-        timerWakes.append(instant)
-        timer.yield(instant)
+        hooks.arm(at: instant)
     }
 }

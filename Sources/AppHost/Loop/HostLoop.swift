@@ -20,7 +20,6 @@ struct HostLoop {
     let bus: MessageBus
     let sharedState: SharedStateStore
     var inputs: AsyncStream<HostInput>.AsyncIterator
-    let timer: AsyncStream<ContinuousClock.Instant>.Continuation
 
     var machine = LifecycleStateMachine()
     var descriptors: [ServiceDescriptor]
@@ -37,12 +36,10 @@ struct HostLoop {
     /// returned, a service reported): `checkHealth()` looks at the end of the request.
     var isHealthCheckDue = false
     var nextServiceID = 0
-    var nextToken = 0
-    /// Runs of calls queued behind a late hook, by token: whose they are.
-    var backlogRuns: [Int: (serviceID: Int, run: HookRun)] = [:]
+    /// The runs of hook calls, the calls queued behind late hooks, and the timer's wakes.
+    var hooks: HookScheduler
     /// The restarts and stops booked, and when the next is due.
     var supervision = SupervisionBook()
-    var timerWakes: [ContinuousClock.Instant] = []
 
     var queue: [(request: HostRequest, context: ServiceContext)] = []
     /// The context of the terminate request, once one came.
@@ -77,7 +74,7 @@ struct HostLoop {
         self.sharedState = host.sharedState
         self.restorable = RestorableStateKeeper(storage: host.configuration.restorableState, logger: host.logger, sharedState: host.sharedState, outlet: host.outlet)
         self.inputs = inputs
-        self.timer = timer
+        self.hooks = HookScheduler(timer: timer, outlet: host.outlet)
         self.descriptors = host.services
     }
 
