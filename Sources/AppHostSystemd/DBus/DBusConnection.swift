@@ -14,34 +14,6 @@ import Glibc
 /// connection per bus (`join`); one that leaves takes back what it added, and the last closes
 /// it. Touched on the loop's thread only.
 package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
-    /// Which bus.
-    package enum Address: Sendable, Equatable {
-        /// `sd_bus_open`'s choice for the process: the user bus in a user's session or under a
-        /// user manager, else the system bus.
-        case processDefault
-        /// The system bus (`sd_bus_open_system`'s choice): where logind is, also for a user's
-        /// daemon.
-        case system
-        /// A bus at this D-Bus address (a test's private dbus-daemon, a given session bus).
-        case address(String)
-    }
-
-    /// What became of the connection, told to its owner on the loop's thread.
-    package enum Event {
-        /// The bus went away after the owner had it working (`markEstablished`); a new
-        /// connection follows.
-        case lost(reason: String)
-        /// It went away before the owner had it working (a bus that drops the connection): no
-        /// new one is made.
-        case endedBeforeEstablished(reason: String)
-        /// A new connection could not be made, or went away before the owner had it working;
-        /// the next try is after `retryIn`.
-        case reconnectFailed(reason: String, retryIn: Duration)
-        /// No further try can be scheduled (the event loop refused a timer): the connection
-        /// stays gone.
-        case gaveUp(reason: String)
-    }
-
     /// One party on the connection: what it adds to each new connection, what it is told, and
     /// how it takes back what it added when it leaves a connection that others keep.
     package final class Member: @unchecked Sendable {
