@@ -11,14 +11,13 @@ extension HostLoop {
         let start = ContinuousClock.now
         let targets = indices ?? (event.direction == .up ? Array(services.indices) : Array(services.indices.reversed()))
         let results = await call(targets, .event(event), group: &group)
-        var overruns: [Overrun] = []
-        var failures: [String: String] = [:]
+        var tally = HookTally()
         for (index, result) in zip(targets, results) {
-            record(result, of: event, at: index, overruns: &overruns, failures: &failures)
+            record(result, of: event, at: index, in: &tally)
         }
         bus.publish(LifecycleEventRecord(
             event: event, from: from, to: to, duration: ContinuousClock.now - start,
-            overruns: overruns, failures: failures, serviceCount: targets.count
+            overruns: tally.overruns, failures: tally.failures, serviceCount: targets.count
         ))
         return results
     }
@@ -160,30 +159,13 @@ extension HostLoop {
     }
 
     /// Logs and records what went wrong in one hook.
-    mutating func record(_ result: HookResult, of event: LifecycleEvent, at index: Int, overruns: inout [Overrun], failures: inout [String: String]) {
+    mutating func record(_ result: HookResult, of event: LifecycleEvent, at index: Int, in tally: inout HookTally) {
+        // Most hooks return: their slot is not touched (its health list stays as listed).
         switch result {
-        case .returned, .skipped, .abandoned:
-            return
-        default:
-            break
+        case .returned, .skipped, .abandoned: return
+        default: break
         }
-        let name = services[index].name
-        switch result {
-        case .returned, .skipped, .abandoned:
-            return
-        case .deferred:
-            logger.warning("\(name) is still in an earlier hook; \(event.hookName) queued behind it", metadata: ["service": "\(name)", "event": "\(event.name)"])
-        case .threw(let error):
-            failures[name] = error
-            services[index].health.lastError = error
-            logger.error("\(name) threw in \(event.hookName): \(error)", metadata: ["service": "\(name)", "event": "\(event.name)"])
-        case .overran(let deadline):
-            let overrun = Overrun(service: name, hook: event.hookName, deadline: deadline)
-            overruns.append(overrun)
-            services[index].health.lastOverrun = overrun
-            lastOverrun = overrun
-            services[index].context.metrics.countOverrun()
-            logger.warning("\(overrun)", metadata: ["service": "\(name)", "event": "\(event.name)", "deadline": "\(deadline.configText)"])
-        }
+        let logger = self.logger
+        if let overrun = services[index].record(result, of: event, in: &tally, logger: logger) { lastOverrun = overrun }
     }
 }

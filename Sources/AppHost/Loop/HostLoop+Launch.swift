@@ -44,7 +44,7 @@ extension HostLoop {
         func launchRecord() -> LifecycleEventRecord {
             LifecycleEventRecord(
                 event: .didFinishLaunching, from: .notRunning, to: .launching, duration: ContinuousClock.now - start,
-                overruns: progress.overruns, failures: progress.failures, serviceCount: services.count - progress.dropped.count
+                overruns: progress.tally.overruns, failures: progress.tally.failures, serviceCount: services.count - progress.dropped.count
             )
         }
         if let failure = await launchFlow(descriptors, path: nil, options: restoredOptions, progress: &progress, group: &group) {
@@ -69,7 +69,7 @@ extension HostLoop {
         bus.publish(launchRecord())
         if descriptors.contains(where: \.isComposite) {
             services = services.indices.filter { !progress.dropped.contains($0) }.map { services[$0] }
-            choices = descriptors.flatMap { compositeChoices(of: $0) }
+            choices = descriptors.flatMap { services.compositeChoices(of: $0) }
             outlet.publish(status: status)
         }
         await carryOut(.finishLaunch(intoBackground: restoredOptions.launchesIntoBackground), group: &group)
@@ -94,8 +94,7 @@ extension HostLoop {
         var dropped: Set<Int> = []
         /// The service a terminate stopped waiting for, inside one of its launch hooks.
         var cutShort: Int?
-        var overruns: [Overrun] = []
-        var failures: [String: String] = [:]
+        var tally = HookTally()
     }
 
     /// Launches `nodes` as one flow, in order: a required node's failure ends the flow, rolls
@@ -132,14 +131,14 @@ extension HostLoop {
     mutating func launchNode(_ node: ServiceDescriptor, name: String, options: LaunchOptions, progress: inout LaunchProgress, group: inout DiscardingTaskGroup) async -> LaunchFailure? {
         guard let composite = node.composite else {
             let index = progress.indexByName[name]!
-            let failure = await launchOne(index, options: services[index].context.launchOptions ?? options, overruns: &progress.overruns, failures: &progress.failures, group: &group)
+            let failure = await launchOne(index, options: services[index].context.launchOptions ?? options, tally: &progress.tally, group: &group)
             if let failure {
                 if failure.reason == .terminated {
                     if isStarted(index, failure) { progress.cutShort = index }
                     return failure
                 }
                 // A refusal or an overrun is a failure of the launch too, for its record.
-                if progress.failures[name] == nil { progress.failures[name] = failure.description }
+                if progress.tally.failures[name] == nil { progress.tally.failures[name] = failure.description }
                 services[index].disable(reason: failure.description)
             } else {
                 progress.launched.append(index)
@@ -172,7 +171,7 @@ extension HostLoop {
                 for other in composite.children.indices where other != position {
                     for leaf in composite.children[other].leaves(path: name) {
                         if let index = progress.indexByName[leaf.name] { progress.dropped.insert(index) }
-                        progress.failures[leaf.name] = nil
+                        progress.tally.failures[leaf.name] = nil
                     }
                 }
                 logFirstOf(name, chose: child.name, after: passedOver)
@@ -194,23 +193,6 @@ extension HostLoop {
         logger.info("\(name): first-of chose \(name)/\(child)\(after)", metadata: ["service": "\(name)"])
     }
 
-    /// Whether an enabled service is at `path` or under it (a composite child's leaves).
-    func isRunning(_ path: String) -> Bool {
-        services.contains { ($0.name == path || $0.name.hasPrefix(path + "/")) && $0.health.isEnabled }
-    }
-
-    /// What the first-ofs and one-ofs under `node` run, as `notify → journal`: the child with a
-    /// running service.
-    func compositeChoices(of node: ServiceDescriptor, path: String? = nil) -> [String] {
-        guard let composite = node.composite else { return [] }
-        let name = path.map { "\($0)/\(node.name)" } ?? node.name
-        var choices: [String] = []
-        if composite.kind != .group, let running = composite.candidates.first(where: { isRunning("\(name)/\($0.name)") }) {
-            choices.append("\(name) → \(running.name)")
-        }
-        return choices + composite.candidates.flatMap { compositeChoices(of: $0, path: name) }
-    }
-
     /// A group's rollback: `willTerminate` to what it launched, in reverse order; they stay in
     /// the list, disabled with the reason.
     mutating func rollBack(_ launched: [Int], of group: String, because failure: LaunchFailure, group taskGroup: inout DiscardingTaskGroup) async {
@@ -229,7 +211,7 @@ extension HostLoop {
     }
 
     /// Both launch steps of one service, then the start of its run loop; nil when it launched.
-    mutating func launchOne(_ index: Int, options: LaunchOptions, overruns: inout [Overrun], failures: inout [String: String], group: inout DiscardingTaskGroup) async -> LaunchFailure? {
+    mutating func launchOne(_ index: Int, options: LaunchOptions, tally: inout HookTally, group: inout DiscardingTaskGroup) async -> LaunchFailure? {
         let name = services[index].name
         if case .disabled(let reason) = services[index].health.condition {
             return LaunchFailure(service: name, hook: "init", reason: .invalidConfiguration(reason))
@@ -248,7 +230,7 @@ extension HostLoop {
             services: [index, index], abandonOnTerminate: true, stopsAtFailure: true, group: &group
         )
         for (event, result) in zip([LifecycleEvent.willFinishLaunching, .didFinishLaunching], results) {
-            record(result, of: event, at: index, overruns: &overruns, failures: &failures)
+            record(result, of: event, at: index, in: &tally)
             switch result {
             case .returned(true): continue
             case .returned(false): return LaunchFailure(service: name, hook: event.hookName, reason: .refused)

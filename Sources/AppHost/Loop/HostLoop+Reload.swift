@@ -33,42 +33,14 @@ extension HostLoop {
     mutating func applyReload(_ load: @Sendable () throws -> [ServiceDescriptor], group: inout DiscardingTaskGroup) async -> Result<ConfigurationDidReload, InvalidConfiguration> {
         // Everything that can fail without side effects first: the file, the names, every new
         // or changed instance.
-        let newDescriptors: [ServiceDescriptor]
+        let plan: ReloadPlan
         do {
-            newDescriptors = try load()
-            try PluggableApplicationHost.checkServices(newDescriptors)
-        } catch let errors as InvalidConfiguration {
-            return .failure(errors)
-        } catch let error as ConfigurationError {
-            return .failure(InvalidConfiguration(error))
+            plan = try ReloadPlan(loading: load, running: services, logger: logger)
         } catch {
-            return .failure(InvalidConfiguration(ConfigurationError(keyPath: "", message: "\(error)")))
-        }
-        var addedFirstOfs: [(name: String, children: [String])] = []
-        let newLeaves = newDescriptors.flatMap { reloadLeaves(of: $0, addedFirstOfs: &addedFirstOfs) }
-        // An added first-of's children as a launch would run them (required where it is).
-        let allLeaves = newDescriptors.flatMap { $0.leaves() }
-        let newFirstOfs = addedFirstOfs.map { firstOf in
-            NewFirstOf(name: firstOf.name, children: firstOf.children.map { child in
-                let path = "\(firstOf.name)/\(child)"
-                return (child, allLeaves.filter { $0.name == path || $0.name.hasPrefix(path + "/") })
-            })
+            return .failure(error)
         }
         let oldIndex = Dictionary(uniqueKeysWithValues: services.indices.map { (services[$0].name, $0) })
-        var fresh: [String: any ApplicationService] = [:]
-        var failures: [ConfigurationError] = []
-        for (position, descriptor) in (newLeaves + newFirstOfs.flatMap(\.leaves)).enumerated() {
-            if let index = oldIndex[descriptor.name], !services[index].descriptor.differs(from: descriptor) { continue }
-            do {
-                fresh[descriptor.name] = try descriptor.makeService()
-            } catch let error as ConfigurationError {
-                failures.append(error)
-            } catch {
-                failures.append(ConfigurationError(file: descriptor.configuration.file, keyPath: "services[\(position)]", message: "\(descriptor.name): \(error)"))
-            }
-        }
-        if let errors = InvalidConfiguration(failures) { return .failure(errors) }
-
+        let (newLeaves, fresh) = (plan.leaves, plan.fresh)
         let newNames = Set(newLeaves.map(\.name))
         var removed: [String] = []
         var updated: [String] = []
@@ -100,49 +72,23 @@ extension HostLoop {
                 restarted.append(descriptor.name)
             }
         }
-        for firstOf in newFirstOfs {
+        for firstOf in plan.newFirstOfs {
             order += await launchAdded(firstOf, services: fresh, added: &added, group: &group)
         }
         // In the new file's order; a first-of's chosen child sits where the first-of does.
         let kept = Set(order)
-        let rank = Dictionary(uniqueKeysWithValues: allLeaves.enumerated().map { ($1.name, $0) })
+        let rank = Dictionary(uniqueKeysWithValues: plan.allLeaves.enumerated().map { ($1.name, $0) })
         setServices(services.filter { kept.contains($0.id) }.sorted { rank[$0.name, default: .max] < rank[$1.name, default: .max] })
         restorable.forgetRemovedServices(keeping: services)
-        descriptors = newDescriptors
-        choices = descriptors.flatMap { compositeChoices(of: $0) }
+        descriptors = plan.descriptors
+        choices = descriptors.flatMap { services.compositeChoices(of: $0) }
         return .success(ConfigurationDidReload(added: added, removed: removed, updated: updated, restarted: restarted))
-    }
-
-    /// The services `descriptor` stands for after a reload, diffed by path as the top level is:
-    /// its own leaves, except that a first-of keeps the child it chose at launch (a reload does
-    /// not choose again; a restart does) and stands for nothing when none of its children runs.
-    /// A first-of the reload adds goes into `addedFirstOfs` (its path, its children's names), to
-    /// launch as a first-of does.
-    func reloadLeaves(of descriptor: ServiceDescriptor, addedFirstOfs: inout [(name: String, children: [String])]) -> [ServiceDescriptor] {
-        descriptor.leaves { name, composite in
-            guard composite.kind == .firstOf else { return composite.candidates }
-            let running = composite.children.first { isRunning("\(name)/\($0.name)") }
-            if let running { return [running] }
-            if services.contains(where: { $0.name.hasPrefix(name + "/") }) {
-                logger.notice("\(name): no child of this first-of runs; a reload does not choose again (a restart does)", metadata: ["service": "\(name)"])
-            } else {
-                addedFirstOfs.append((name, composite.children.map(\.name)))
-            }
-            return []
-        }
-    }
-
-    /// A first-of a reload added, with each child's services.
-    struct NewFirstOf {
-        let name: String
-        let children: [(name: String, leaves: [ServiceDescriptor])]
-        var leaves: [ServiceDescriptor] { children.flatMap(\.leaves) }
     }
 
     /// Launches a first-of a reload added into the host's state, as a launch would: its children
     /// in order until one launches whole; a child that fails is taken back. Returns the ids of
     /// the chosen child's services.
-    private mutating func launchAdded(_ firstOf: NewFirstOf, services fresh: [String: any ApplicationService], added: inout [String], group: inout DiscardingTaskGroup) async -> [Int] {
+    private mutating func launchAdded(_ firstOf: ReloadPlan.NewFirstOf, services fresh: [String: any ApplicationService], added: inout [String], group: inout DiscardingTaskGroup) async -> [Int] {
         var passedOver: [String] = []
         for child in firstOf.children {
             var ids: [Int] = []
@@ -174,10 +120,9 @@ extension HostLoop {
         // A run loop that ends because willTerminate told it to is no failure of its own.
         services[index].supervisor?.retire()
         if services[index].health.isEnabled {
-            var overruns: [Overrun] = []
-            var failures: [String: String] = [:]
+            var tally = HookTally()
             let result = await call(index, .event(.willTerminate), deadline: configuration.terminateDeadline, waitIfBusy: true, group: &group)
-            record(result, of: .willTerminate, at: index, overruns: &overruns, failures: &failures)
+            record(result, of: .willTerminate, at: index, in: &tally)
         }
         retire(index)
     }
@@ -185,9 +130,8 @@ extension HostLoop {
     /// Offers the new settings to the running instance; true when it applied them.
     private mutating func updateLive(_ index: Int, to descriptor: ServiceDescriptor, group: inout DiscardingTaskGroup) async -> Bool {
         let result = await call(index, .didUpdateConfiguration(descriptor.configuration), deadline: services[index].hookDeadline, configuration: descriptor.configuration, group: &group)
-        var overruns: [Overrun] = []
-        var failures: [String: String] = [:]
-        record(result, of: .didUpdateConfiguration, at: index, overruns: &overruns, failures: &failures)
+        var tally = HookTally()
+        record(result, of: .didUpdateConfiguration, at: index, in: &tally)
         guard result == .returned(true) else { return false }
         services[index].descriptor = descriptor
         services[index].supervisor?.policy = descriptor.restart
@@ -219,9 +163,8 @@ extension HostLoop {
             index = services.count - 1
         }
         guard let options = services[index].context.launchOptions else { return added.id }
-        var overruns: [Overrun] = []
-        var failures: [String: String] = [:]
-        if let failure = await launchOne(index, options: options, overruns: &overruns, failures: &failures, group: &group) {
+        var tally = HookTally()
+        if let failure = await launchOne(index, options: options, tally: &tally, group: &group) {
             // A launch a terminate cut short: the service stays, so the terminate that follows
             // gives it willTerminate (behind its launch hook, if that still runs).
             if failure.reason == .terminated, isStarted(index, failure) { return added.id }

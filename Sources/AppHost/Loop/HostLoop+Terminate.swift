@@ -13,8 +13,7 @@ extension HostLoop {
     /// reverse order, then the clean exit recorded.
     mutating func terminateServices(only indices: [Int]?, group: inout DiscardingTaskGroup) async {
         let start = ContinuousClock.now
-        var overruns: [Overrun] = []
-        var failures: [String: String] = [:]
+        var tally = HookTally()
         let targets = (indices ?? Array(services.indices)).reversed()
         if isCancelled {
             logger.warning("cancelled: the services get no applicationWillTerminate")
@@ -22,14 +21,14 @@ extension HostLoop {
         for index in targets {
             if services[index].health.isEnabled, !isCancelled {
                 let result = await call(index, .event(.willTerminate), deadline: configuration.terminateDeadline, waitIfBusy: true, group: &group)
-                record(result, of: .willTerminate, at: index, overruns: &overruns, failures: &failures)
+                record(result, of: .willTerminate, at: index, in: &tally)
             }
             retire(index)
             outlet.report(.progress(next: configuration.terminateDeadline))
         }
         bus.publish(LifecycleEventRecord(
             event: .willTerminate, from: .terminating, to: .notRunning, duration: ContinuousClock.now - start,
-            overruns: overruns, failures: failures, serviceCount: targets.count
+            overruns: tally.overruns, failures: tally.failures, serviceCount: targets.count
         ))
         // Bytes handed over in willTerminate are in the stream before each call's answer.
         restorable.keep(machine, slots: services)
