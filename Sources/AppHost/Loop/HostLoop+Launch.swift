@@ -30,7 +30,7 @@ extension HostLoop {
             outlet.report(.launchFailed(failure, status))
             return .failure(failure)
         }
-        logPreviousExit(options)
+        options.logPreviousExit(to: logger)
         var restoredOptions = options
         if let lockReason = restorable.restore(into: &restoredOptions) {
             await carryOut(.restoreSessionLock(reason: lockReason), group: &group)
@@ -40,14 +40,14 @@ extension HostLoop {
         restorable.forgetRemovedServices(keeping: services)
         outlet.report(.status(status))
 
-        var progress = LaunchProgress(indexByName: Dictionary(uniqueKeysWithValues: services.indices.map { (services[$0].name, $0) }))
+        var progress = LaunchFlow(services: services)
         func launchRecord() -> LifecycleEventRecord {
             LifecycleEventRecord(
                 event: .didFinishLaunching, from: .notRunning, to: .launching, duration: ContinuousClock.now - start,
                 overruns: progress.tally.overruns, failures: progress.tally.failures, serviceCount: services.count - progress.dropped.count
             )
         }
-        if let failure = await launchFlow(descriptors, path: nil, options: restoredOptions, progress: &progress, group: &group) {
+        if let failure = await progress.launch(descriptors, path: nil, options: restoredOptions, loop: &self, group: &group) {
             let isTerminated = failure.reason == .terminated
             if isTerminated {
                 logger.notice("terminate requested during launch: rolling back", metadata: ["service": "\(failure.service)"])
@@ -82,125 +82,6 @@ extension HostLoop {
             try configuration.launchState?.makeLaunchDurable()
         } catch {
             logger.warning("launch state not synced to disk: \(error)")
-        }
-    }
-
-    /// What a launch did so far: whom it launched, whom a first-of left out, what went wrong.
-    struct LaunchProgress {
-        let indexByName: [String: Int]
-        /// Launched services, in launch order.
-        var launched: [Int] = []
-        /// Services a first-of did not choose: they leave the list when the launch succeeds.
-        var dropped: Set<Int> = []
-        /// The service a terminate stopped waiting for, inside one of its launch hooks.
-        var cutShort: Int?
-        var tally = HookTally()
-    }
-
-    /// Launches `nodes` as one flow, in order: a required node's failure ends the flow, rolls
-    /// back what the flow launched (unless it is the host's own flow, which the caller rolls
-    /// back by terminating) and is returned; an optional node's failure disables it and the
-    /// flow goes on.
-    mutating func launchFlow(_ nodes: [ServiceDescriptor], path: String?, options: LaunchOptions, progress: inout LaunchProgress, group: inout DiscardingTaskGroup) async -> LaunchFailure? {
-        let flowStart = progress.launched.count
-        for node in nodes {
-            let name = path.map { "\($0)/\(node.name)" } ?? node.name
-            guard let failure = await launchNode(node, name: name, options: options, progress: &progress, group: &group) else { continue }
-            if failure.reason == .terminated { return failure }
-            // The rest of a composite that failed gets no calls.
-            let launched = Set(progress.launched)
-            for leaf in node.leaves(path: path) {
-                if let index = progress.indexByName[leaf.name], !launched.contains(index), services[index].health.isEnabled {
-                    services[index].disable(reason: "not launched: \(failure)")
-                }
-            }
-            if node.isRequired {
-                if let path {
-                    let flow = Array(progress.launched[flowStart...])
-                    progress.launched.removeSubrange(flowStart...)
-                    await rollBack(flow, of: path, because: failure, group: &group)
-                }
-                return failure
-            }
-            logger.warning("optional service disabled: \(failure)", metadata: ["service": "\(name)"])
-        }
-        return nil
-    }
-
-    /// Launches one entry: a service, or a composite as its kind says. Nil when it launched.
-    mutating func launchNode(_ node: ServiceDescriptor, name: String, options: LaunchOptions, progress: inout LaunchProgress, group: inout DiscardingTaskGroup) async -> LaunchFailure? {
-        guard let composite = node.composite else {
-            let index = progress.indexByName[name]!
-            let failure = await launchOne(index, options: services[index].context.launchOptions ?? options, tally: &progress.tally, group: &group)
-            if let failure {
-                if failure.reason == .terminated {
-                    if isStarted(index, failure) { progress.cutShort = index }
-                    return failure
-                }
-                // A refusal or an overrun is a failure of the launch too, for its record.
-                if progress.tally.failures[name] == nil { progress.tally.failures[name] = failure.description }
-                services[index].disable(reason: failure.description)
-            } else {
-                progress.launched.append(index)
-            }
-            let next = index + 1 < services.count
-                ? services[index + 1].launchDeadline * 2
-                : configuration.hookDeadline * max(1, services.count)
-            outlet.report(.progress(next: next))
-            return failure
-        }
-        switch composite.kind {
-        case .group:
-            return await launchFlow(composite.children, path: name, options: options, progress: &progress, group: &group)
-        case .oneOf(let chosen, let reason):
-            logger.info("\(name): one-of chose \(name)/\(chosen) (\(reason))", metadata: ["service": "\(name)"])
-            return await launchFlow(composite.candidates.map(composite.member), path: name, options: options, progress: &progress, group: &group)
-        case .firstOf:
-            var passedOver: [String] = []
-            var lastFailure: LaunchFailure?
-            for (position, child) in composite.children.enumerated() {
-                if let failure = await launchFlow([composite.member(child)], path: name, options: options, progress: &progress, group: &group) {
-                    if failure.reason == .terminated { return failure }
-                    passedOver.append("\(failure)")
-                    lastFailure = failure
-                    continue
-                }
-                // The chosen one is the composite; the children before it failed and those
-                // after it are not launched: neither is one of the host's services from now on.
-                // Passing over a child is what a first-of is for: not a failure of the launch.
-                for other in composite.children.indices where other != position {
-                    for leaf in composite.children[other].leaves(path: name) {
-                        if let index = progress.indexByName[leaf.name] { progress.dropped.insert(index) }
-                        progress.tally.failures[leaf.name] = nil
-                    }
-                }
-                logFirstOf(name, chose: child.name, after: passedOver)
-                return nil
-            }
-            logFirstOf(name, chose: nil, after: passedOver)
-            return lastFailure
-        }
-    }
-
-    /// The launch's line about a first-of: the child it chose and those it passed over, or that
-    /// none launched.
-    func logFirstOf(_ name: String, chose child: String?, after passedOver: [String]) {
-        guard let child else {
-            logger.warning("\(name): first-of found no child that launches: \(passedOver.joined(separator: "; "))", metadata: ["service": "\(name)"])
-            return
-        }
-        let after = passedOver.isEmpty ? "" : " after \(passedOver.joined(separator: "; "))"
-        logger.info("\(name): first-of chose \(name)/\(child)\(after)", metadata: ["service": "\(name)"])
-    }
-
-    /// A group's rollback: `willTerminate` to what it launched, in reverse order; they stay in
-    /// the list, disabled with the reason.
-    mutating func rollBack(_ launched: [Int], of group: String, because failure: LaunchFailure, group taskGroup: inout DiscardingTaskGroup) async {
-        guard !launched.isEmpty else { return }
-        logger.notice("\(group): rolling back \(launched.count.counted("service")): \(failure)", metadata: ["service": "\(group)"])
-        for index in launched.reversed() {
-            await terminateOne(index, group: &taskGroup)
-            services[index].disable(reason: "rolled back with \(group): \(failure)")
         }
     }
 
@@ -244,22 +125,5 @@ extension HostLoop {
         // makes before it first suspends sees everything published from then on.
         startRunLoop(index, group: &group)
         return nil
-    }
-
-    /// The launch's line about how the previous run ended, when the launch state can tell.
-    func logPreviousExit(_ options: LaunchOptions) {
-        guard let cause = options.previousExitCause else { return }
-        let metadata: Logger.Metadata = ["exit_cause": "\(cause)", "launch_count": "\(options.launchCount)"]
-        switch cause {
-        case .clean:
-            logger.info("launch \(options.launchCount); the previous run ended cleanly", metadata: metadata)
-        case .unknown:
-            logger.notice("launch \(options.launchCount); the previous run ended uncleanly, cause unknown (no exit record: a power loss, a host crash, or a kill outside systemd)", metadata: metadata)
-        default:
-            logger.notice("launch \(options.launchCount); the previous run ended: \(cause)", metadata: metadata)
-        }
-        if let problem = options.previousHealthProblem {
-            logger.notice("the previous run was unhealthy when it ended: \(problem)", metadata: ["health": "\(problem)", "exit_cause": "\(cause)"])
-        }
     }
 }

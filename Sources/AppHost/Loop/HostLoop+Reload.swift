@@ -103,7 +103,7 @@ extension HostLoop {
             }
             guard let failure else {
                 added += child.leaves.map(\.name)
-                logFirstOf(firstOf.name, chose: child.name, after: passedOver)
+                LaunchFlow.logFirstOf(firstOf.name, chose: child.name, after: passedOver, logger: logger)
                 return ids
             }
             passedOver.append(failure)
@@ -111,7 +111,7 @@ extension HostLoop {
                 if let index = services.firstIndex(where: { $0.id == id }) { await terminateOne(index, group: &group) }
             }
         }
-        logFirstOf(firstOf.name, chose: nil, after: passedOver)
+        LaunchFlow.logFirstOf(firstOf.name, chose: nil, after: passedOver, logger: logger)
         return []
     }
 
