@@ -39,80 +39,7 @@ extension HostLoop {
         } catch {
             return .failure(error)
         }
-        let oldIndex = Dictionary(uniqueKeysWithValues: services.indices.map { (services[$0].name, $0) })
-        let (newLeaves, fresh) = (plan.leaves, plan.fresh)
-        let newNames = Set(newLeaves.map(\.name))
-        var removed: [String] = []
-        var updated: [String] = []
-        var restarted: [String] = []
-        var added: [String] = []
-        for index in services.indices.reversed() where !newNames.contains(services[index].name) {
-            await terminateOne(index, group: &group)
-            removed.append(services[index].name)
-        }
-        var order: [Int] = []
-        for descriptor in newLeaves {
-            guard let index = oldIndex[descriptor.name] else {
-                order.append(await launchIntoCurrentState(descriptor, service: fresh[descriptor.name]!, group: &group))
-                added.append(descriptor.name)
-                continue
-            }
-            guard services[index].descriptor.differs(from: descriptor) else {
-                services[index].descriptor.restart = descriptor.restart
-                services[index].supervisor?.policy = descriptor.restart
-                order.append(services[index].id)
-                continue
-            }
-            if services[index].health.isEnabled, services[index].descriptor.type == descriptor.type, await updateLive(index, to: descriptor, group: &group) {
-                order.append(services[index].id)
-                updated.append(descriptor.name)
-            } else {
-                await terminateOne(index, group: &group)
-                order.append(await launchIntoCurrentState(descriptor, service: fresh[descriptor.name]!, group: &group))
-                restarted.append(descriptor.name)
-            }
-        }
-        for firstOf in plan.newFirstOfs {
-            order += await launchAdded(firstOf, services: fresh, added: &added, group: &group)
-        }
-        // In the new file's order; a first-of's chosen child sits where the first-of does.
-        let kept = Set(order)
-        let rank = Dictionary(uniqueKeysWithValues: plan.allLeaves.enumerated().map { ($1.name, $0) })
-        setServices(services.filter { kept.contains($0.id) }.sorted { rank[$0.name, default: .max] < rank[$1.name, default: .max] })
-        restorable.forgetRemovedServices(keeping: services)
-        descriptors = plan.descriptors
-        choices = descriptors.flatMap { services.compositeChoices(of: $0) }
-        return .success(ConfigurationDidReload(added: added, removed: removed, updated: updated, restarted: restarted))
-    }
-
-    /// Launches a first-of a reload added into the host's state, as a launch would: its children
-    /// in order until one launches whole; a child that fails is taken back. Returns the ids of
-    /// the chosen child's services.
-    private mutating func launchAdded(_ firstOf: ReloadPlan.NewFirstOf, services fresh: [String: any ApplicationService], added: inout [String], group: inout DiscardingTaskGroup) async -> [Int] {
-        var passedOver: [String] = []
-        for child in firstOf.children {
-            var ids: [Int] = []
-            var failure: String?
-            for leaf in child.leaves {
-                let id = await launchIntoCurrentState(leaf, service: fresh[leaf.name]!, group: &group)
-                ids.append(id)
-                if let index = services.firstIndex(where: { $0.id == id }), case .disabled(let reason) = services[index].health.condition {
-                    failure = reason
-                    break
-                }
-            }
-            guard let failure else {
-                added += child.leaves.map(\.name)
-                LaunchFlow.logFirstOf(firstOf.name, chose: child.name, after: passedOver, logger: logger)
-                return ids
-            }
-            passedOver.append(failure)
-            for id in ids.reversed() {
-                if let index = services.firstIndex(where: { $0.id == id }) { await terminateOne(index, group: &group) }
-            }
-        }
-        LaunchFlow.logFirstOf(firstOf.name, chose: nil, after: passedOver, logger: logger)
-        return []
+        return .success(await plan.apply(to: &self, group: &group))
     }
 
     /// `willTerminate` to one service, then it is retired (its run loop is cancelled).
@@ -125,21 +52,6 @@ extension HostLoop {
             record(result, of: .willTerminate, at: index, in: &tally)
         }
         retire(index)
-    }
-
-    /// Offers the new settings to the running instance; true when it applied them.
-    private mutating func updateLive(_ index: Int, to descriptor: ServiceDescriptor, group: inout DiscardingTaskGroup) async -> Bool {
-        let result = await call(index, .didUpdateConfiguration(descriptor.configuration), deadline: services[index].hookDeadline, configuration: descriptor.configuration, group: &group)
-        var tally = HookTally()
-        record(result, of: .didUpdateConfiguration, at: index, in: &tally)
-        guard result == .returned(true) else { return false }
-        services[index].descriptor = descriptor
-        services[index].supervisor?.policy = descriptor.restart
-        services[index].context = services[index].context.with(configuration: descriptor.configuration)
-        services[index].hookDeadline = descriptor.deadline ?? configuration.hookDeadline
-        services[index].stallLimit = stallLimit(hookDeadline: services[index].hookDeadline)
-        services[index].launchDeadline = descriptor.launchDeadline ?? configuration.launchDeadline
-        return true
     }
 
     /// Launches a service added (or restarted) by a reload and delivers what it missed to reach

@@ -82,4 +82,100 @@ struct ReloadPlan {
             return []
         }
     }
+
+    /// Carries the plan out on `loop`'s services: the removed get `willTerminate`, the changed
+    /// take the new settings live or restart, the new launch into the host's state; the
+    /// services then stand in the new file's order.
+    func apply(to loop: inout HostLoop, group: inout DiscardingTaskGroup) async -> ConfigurationDidReload {
+        let oldIndex = Dictionary(uniqueKeysWithValues: loop.services.indices.map { (loop.services[$0].name, $0) })
+        let newLeaves = leaves
+        let newNames = Set(newLeaves.map(\.name))
+        var removed: [String] = []
+        var updated: [String] = []
+        var restarted: [String] = []
+        var added: [String] = []
+        for index in loop.services.indices.reversed() where !newNames.contains(loop.services[index].name) {
+            await loop.terminateOne(index, group: &group)
+            removed.append(loop.services[index].name)
+        }
+        var order: [Int] = []
+        for descriptor in newLeaves {
+            guard let index = oldIndex[descriptor.name] else {
+                order.append(await loop.launchIntoCurrentState(descriptor, service: fresh[descriptor.name]!, group: &group))
+                added.append(descriptor.name)
+                continue
+            }
+            guard loop.services[index].descriptor.differs(from: descriptor) else {
+                loop.services[index].descriptor.restart = descriptor.restart
+                loop.services[index].supervisor?.policy = descriptor.restart
+                order.append(loop.services[index].id)
+                continue
+            }
+            if loop.services[index].health.isEnabled, loop.services[index].descriptor.type == descriptor.type, await Self.updateLive(index, to: descriptor, loop: &loop, group: &group) {
+                order.append(loop.services[index].id)
+                updated.append(descriptor.name)
+            } else {
+                await loop.terminateOne(index, group: &group)
+                order.append(await loop.launchIntoCurrentState(descriptor, service: fresh[descriptor.name]!, group: &group))
+                restarted.append(descriptor.name)
+            }
+        }
+        for firstOf in newFirstOfs {
+            order += await launchAdded(firstOf, added: &added, loop: &loop, group: &group)
+        }
+        // In the new file's order; a first-of's chosen child sits where the first-of does.
+        let kept = Set(order)
+        let rank = Dictionary(uniqueKeysWithValues: allLeaves.enumerated().map { ($1.name, $0) })
+        loop.setServices(loop.services.filter { kept.contains($0.id) }.sorted { rank[$0.name, default: .max] < rank[$1.name, default: .max] })
+        loop.restorable.forgetRemovedServices(keeping: loop.services)
+        loop.descriptors = descriptors
+        loop.choices = descriptors.flatMap { loop.services.compositeChoices(of: $0) }
+        return ConfigurationDidReload(added: added, removed: removed, updated: updated, restarted: restarted)
+    }
+
+
+    /// Launches a first-of a reload added into the host's state, as a launch would: its children
+    /// in order until one launches whole; a child that fails is taken back. Returns the ids of
+    /// the chosen child's services.
+    private func launchAdded(_ firstOf: NewFirstOf, added: inout [String], loop: inout HostLoop, group: inout DiscardingTaskGroup) async -> [Int] {
+        var passedOver: [String] = []
+        for child in firstOf.children {
+            var ids: [Int] = []
+            var failure: String?
+            for leaf in child.leaves {
+                let id = await loop.launchIntoCurrentState(leaf, service: fresh[leaf.name]!, group: &group)
+                ids.append(id)
+                if let index = loop.services.firstIndex(where: { $0.id == id }), case .disabled(let reason) = loop.services[index].health.condition {
+                    failure = reason
+                    break
+                }
+            }
+            guard let failure else {
+                added += child.leaves.map(\.name)
+                LaunchFlow.logFirstOf(firstOf.name, chose: child.name, after: passedOver, logger: loop.logger)
+                return ids
+            }
+            passedOver.append(failure)
+            for id in ids.reversed() {
+                if let index = loop.services.firstIndex(where: { $0.id == id }) { await loop.terminateOne(index, group: &group) }
+            }
+        }
+        LaunchFlow.logFirstOf(firstOf.name, chose: nil, after: passedOver, logger: loop.logger)
+        return []
+    }
+
+    /// Offers the new settings to the running instance; true when it applied them.
+    private static func updateLive(_ index: Int, to descriptor: ServiceDescriptor, loop: inout HostLoop, group: inout DiscardingTaskGroup) async -> Bool {
+        let result = await loop.call(index, .didUpdateConfiguration(descriptor.configuration), deadline: loop.services[index].hookDeadline, configuration: descriptor.configuration, group: &group)
+        var tally = HookTally()
+        loop.record(result, of: .didUpdateConfiguration, at: index, in: &tally)
+        guard result == .returned(true) else { return false }
+        loop.services[index].descriptor = descriptor
+        loop.services[index].supervisor?.policy = descriptor.restart
+        loop.services[index].context = loop.services[index].context.with(configuration: descriptor.configuration)
+        loop.services[index].hookDeadline = descriptor.deadline ?? loop.configuration.hookDeadline
+        loop.services[index].stallLimit = loop.stallLimit(hookDeadline: loop.services[index].hookDeadline)
+        loop.services[index].launchDeadline = descriptor.launchDeadline ?? loop.configuration.launchDeadline
+        return true
+    }
 }
