@@ -3,25 +3,10 @@ import ServiceContextModule
 
 /// The services: built from descriptors, their run loops started and retired.
 extension HostLoop {
-    /// Builds the service (a factory that throws leaves it disabled).
+    /// Builds the service (a factory that throws leaves it disabled), with what it kept last:
+    /// from the previous run at the launch, the newest bytes when a reload adds it again or
+    /// restarts it (its old instance's willTerminate included).
     mutating func makeService(_ descriptor: ServiceDescriptor, instance: (any ApplicationService)? = nil) -> ServiceSlot {
-        var problem: String?
-        let service: any ApplicationService
-        if let instance {
-            service = instance
-        } else {
-            do {
-                service = try descriptor.makeService()
-            } catch {
-                service = UnbuildableService()
-                problem = "\(error)"
-            }
-        }
-        nextServiceID += 1
-        var logger = self.logger
-        logger[metadataKey: "service"] = .string(descriptor.name)
-        // What it kept last: from the previous run at the launch, the newest bytes when a
-        // reload adds it again or restarts it (its old instance's willTerminate included).
         restorable.takeStaged(from: services)
         var options = launchOptions
         options?.restoredState = restorable.services[descriptor.name]
@@ -31,35 +16,11 @@ extension HostLoop {
             // follows its launch hooks), so its options say so rather than the host's launch's.
             options?.launchesIntoBackground = machine.state == .background
         }
-        let staged = StagedRestorableState()
-        let (outlet, sharedState) = (self.outlet, self.sharedState)
-        var keep: (@Sendable ([UInt8]) -> Void)?
-        if configuration.restorableState != nil {
-            keep = { outlet.stageRestorableState($0, in: staged) }
-        }
-        let reportedHealth = ReportedHealth()
-        let hookDeadline = descriptor.deadline ?? configuration.hookDeadline
-        var hosted = ServiceSlot(
-            id: nextServiceID,
-            descriptor: descriptor,
-            service: service,
-            logger: logger,
-            health: ServiceHealth(name: descriptor.name, isRequired: descriptor.isRequired, type: descriptor.type, condition: .healthy),
-            hookDeadline: hookDeadline,
-            launchDeadline: descriptor.launchDeadline ?? configuration.launchDeadline,
-            stallLimit: stallLimit(hookDeadline: hookDeadline),
-            reportedHealth: reportedHealth,
-            context: ApplicationHandle.Context(
-                serviceName: descriptor.name, logger: logger, configuration: descriptor.configuration, bus: bus,
-                launchOptions: options, stateDirectory: configuration.stateDirectory, keepRestorableState: keep,
-                reportHealth: { outlet.healthReported($0, in: reportedHealth) },
-                metrics: ServiceMetrics(serviceName: descriptor.name, factory: outlet.metrics.factory),
-                sharedState: sharedState
-            ),
-            stagedState: staged
+        nextServiceID += 1
+        return ServiceSlot(
+            id: nextServiceID, descriptor: descriptor, instance: instance, options: options,
+            host: configuration, logger: logger, outlet: outlet, bus: bus, sharedState: sharedState
         )
-        if let problem { hosted.disable(reason: problem) }
-        return hosted
     }
 
     /// Starts the service's `run(_:)` in a child task; what it does before it first suspends
@@ -103,10 +64,9 @@ extension HostLoop {
         outlet.publish(status: status)
     }
 
-    /// A service's stall limit: the host's, else three times its hook deadline; never shorter
-    /// than that deadline.
+    /// A service's stall limit (`ServiceSlot.stallLimit(hookDeadline:host:)`).
     func stallLimit(hookDeadline: Duration) -> Duration {
-        max(configuration.stallLimit ?? hookDeadline * 3, hookDeadline)
+        ServiceSlot.stallLimit(hookDeadline: hookDeadline, host: configuration)
     }
 
     /// Finds why the host is unhealthy now, if it is: the first required service (registration
@@ -114,27 +74,7 @@ extension HostLoop {
     /// change, and arms a wake for the next stall limit a busy service can reach.
     mutating func checkHealth() {
         isHealthCheckDue = false
-        let now = ContinuousClock.now
-        var problem: String?
-        var nextStall: ContinuousClock.Instant?
-        // By index, reading fields in place: a copy of each slot per check costs at 1000 services.
-        for index in services.indices where services[index].descriptor.isRequired {
-            // A required service the host no longer runs, or whose restarts gave way.
-            if case .disabled(let reason) = services[index].health.condition {
-                problem = problem ?? "\(services[index].name) is disabled: \(reason)"
-                continue
-            }
-            if let failure = services[index].health.failure { problem = problem ?? "\(services[index].name) \(failure)" }
-            if services[index].isBusy, let busy = services[index].busySince {
-                let limit = services[index].stallLimit
-                if now - busy.instant >= limit {
-                    problem = problem ?? "\(services[index].name) stuck in \(busy.hook) for more than \(limit.configText)"
-                } else {
-                    nextStall = min(nextStall ?? busy.instant + limit, busy.instant + limit)
-                }
-            }
-            if let report = services[index].healthReport { problem = problem ?? "\(services[index].name) reports: \(report)" }
-        }
+        let (problem, nextStall) = services.healthProblem(at: .now)
         if let nextStall { armTimer(at: nextStall) }
         guard problem != healthProblem else { return }
         if let problem {
