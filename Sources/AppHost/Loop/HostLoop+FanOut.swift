@@ -78,40 +78,23 @@ extension HostLoop {
     /// the calls after it. With `stopsAtFailure`, no call follows one that did not return
     /// `true` or overran (those not made stay `.skipped`).
     mutating func execute(_ calls: [HookCall], services owners: [Int], abandonOnTerminate: Bool, stopsAtFailure: Bool = false, group: inout DiscardingTaskGroup) async -> [HookResult] {
-        var results = [HookResult](repeating: .skipped, count: calls.count)
-        var start = 0
-        while start < calls.count {
-            let run = hooks.start(Array(calls[start...]), stopsAtFailure: stopsAtFailure, group: &group)
+        var batch = HookBatch(calls: calls, owners: owners, stopsAtFailure: stopsAtFailure)
+        while !batch.isDone {
+            let run = hooks.start(batch.remaining, stopsAtFailure: stopsAtFailure, group: &group)
             waiting: while true {
                 if isCancelled || (abandonOnTerminate && machine.isTerminatePending) {
-                    let abandoned = run.abandon()
-                    let made = run.results
-                    for offset in made.indices { results[start + offset] = made[offset] }
-                    if let abandoned {
-                        // Not waited for: still running (its service is busy until it returns),
-                        // or never begun.
-                        results[start + abandoned.position] = .abandoned
-                        if abandoned.started { services[owners[start + abandoned.position]].isBusy = true }
-                    }
-                    return results
+                    batch.abandon(run, slots: &services)
+                    return batch.results
                 }
                 if let look = run.nextLook(now: .now) { armTimer(at: look) }
                 guard let input = await nextInput() else { continue }
                 switch take(input, group: &group) {
                 case .runFinished(let token) where token == run.token:
-                    let made = run.results
-                    for offset in made.indices { results[start + offset] = made[offset] }
-                    start = calls.count
+                    batch.finished(run)
                     break waiting
                 case .deadlinePassed:
-                    guard let (position, startedAt) = run.handOverIfOverdue(now: .now) else { continue }
-                    let made = run.results
-                    for offset in 0..<position { results[start + offset] = made[offset] }
-                    results[start + position] = .overran(calls[start + position].deadline)
-                    services[owners[start + position]].isBusy = true
-                    services[owners[start + position]].busySince = (startedAt, calls[start + position].hook.name)
+                    guard batch.handOverIfOverdue(run, slots: &services, now: .now) else { continue }
                     isHealthCheckDue = true
-                    start = stopsAtFailure ? calls.count : start + position + 1
                     break waiting
                 case .runFinished, .nothing:
                     continue
@@ -119,7 +102,7 @@ extension HostLoop {
             }
         }
         hooks.runsEnded()
-        return results
+        return batch.results
     }
 
     /// Waits until a busy service made every call queued behind its late hook (the last of them

@@ -11,26 +11,12 @@ extension HostLoop {
             services[index].runLoopID == runLoopID, services[index].runLoopStop != nil
         else { return }
         services[index].runLoopStop = nil
-        let name = services[index].name
-        let metadata: Logger.Metadata = ["service": "\(name)"]
-        switch ending {
-        case .returned:
-            // Most services' run loop is the default, which returns at once: news only where
-            // the policy restarts it.
-            let level: Logger.Level = services[index].descriptor.restart.mode == .temporary ? .debug : .notice
-            services[index].logger.log(level: level, "run loop returned", metadata: metadata)
-        case .threw(let error):
-            services[index].health.lastError = error
-            services[index].logger.error("run loop ended with an error: \(error)", metadata: metadata)
-        }
         isHealthCheckDue = true
         // Nothing restarts once a terminate is pending: the machine refuses the step.
-        if case .refuse(let refusal) = machine.decide(.supervise(.restart(services[index].descriptor.restart.scope))) {
-            services[index].logger.debug("\(name) not restarted: \(refusal.reason)", metadata: metadata)
-            return
-        }
+        var refusal: String?
+        if case .refuse(let refused) = machine.decide(.supervise(.restart(services[index].descriptor.restart.scope))) { refusal = refused.reason }
         var book = supervision
-        let wake = book.book(ending, of: &services[index], at: .now)
+        let wake = book.book(ending, of: &services[index], refusedBecause: refusal, at: .now)
         supervision = book
         if let wake { armTimer(at: wake) }
     }

@@ -9,11 +9,25 @@ struct SupervisionBook {
     /// at no slot for it.
     private(set) var due: ContinuousClock.Instant?
 
-    /// Books the end of `slot`'s run loop with its supervisor; returns when to wake the loop
-    /// for the restart it decided, if one.
-    mutating func book(_ ending: RunLoopEnding, of slot: inout ServiceSlot, at now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+    /// Logs the end of `slot`'s run loop and books it with its supervisor, unless the machine
+    /// refused its restart (`refusal`); returns when to wake the loop for the restart its
+    /// supervisor decided, if one.
+    mutating func book(_ ending: RunLoopEnding, of slot: inout ServiceSlot, refusedBecause refusal: String?, at now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         let name = slot.name
         let metadata: Logger.Metadata = ["service": "\(name)"]
+        switch ending {
+        case .returned:
+            // Most services' run loop is the default, which returns at once: news only where
+            // the policy restarts it.
+            slot.logger.log(level: slot.descriptor.restart.mode == .temporary ? .debug : .notice, "run loop returned", metadata: metadata)
+        case .threw(let error):
+            slot.health.lastError = error
+            slot.logger.error("run loop ended with an error: \(error)", metadata: metadata)
+        }
+        if let refusal {
+            slot.logger.debug("\(name) not restarted: \(refusal)", metadata: metadata)
+            return nil
+        }
         switch slot.supervisor?.runEnded(ending, at: now, jitter: .random(in: 0...1)) {
         case .restart(let at, let delay, _)?:
             let pending = slot.supervisor?.pending
