@@ -84,46 +84,4 @@ extension HostLoop {
             logger.warning("launch state not synced to disk: \(error)")
         }
     }
-
-    /// Whether a launch that `failure` ended had called a launch hook of `services[index]`: one
-    /// is still running (the terminate stopped waiting for it), or the first step returned.
-    func isStarted(_ index: Int, _ failure: LaunchFailure) -> Bool {
-        services[index].isBusy || failure.hook == LifecycleEvent.didFinishLaunching.hookName
-    }
-
-    /// Both launch steps of one service, then the start of its run loop; nil when it launched.
-    mutating func launchOne(_ index: Int, options: LaunchOptions, tally: inout HookTally, group: inout DiscardingTaskGroup) async -> LaunchFailure? {
-        let name = services[index].name
-        if case .disabled(let reason) = services[index].health.condition {
-            return LaunchFailure(service: name, hook: "init", reason: .invalidConfiguration(reason))
-        }
-        // A terminate that arrived stops the launch before the next service.
-        guard case .perform = machine.decide(.continueLaunch), !isCancelled else {
-            return LaunchFailure(service: name, hook: LifecycleEvent.willFinishLaunching.hookName, reason: .terminated)
-        }
-        // Both hooks in one run: `didFinishLaunching` follows at once when
-        // `willFinishLaunching` let the launch go on. A terminate stops waiting for either, as
-        // for any launch hook; one that comes as the first answers finds the second begun, and
-        // the service gets `willTerminate` once it returns.
-        let deadline = services[index].launchDeadline
-        let results = await execute(
-            [makeCall(index, .willFinishLaunching(options), deadline: deadline), makeCall(index, .didFinishLaunching(options), deadline: deadline)],
-            services: [index, index], abandonOnTerminate: true, stopsAtFailure: true, group: &group
-        )
-        for (event, result) in zip([LifecycleEvent.willFinishLaunching, .didFinishLaunching], results) {
-            record(result, of: event, at: index, in: &tally)
-            switch result {
-            case .returned(true): continue
-            case .returned(false): return LaunchFailure(service: name, hook: event.hookName, reason: .refused)
-            case .threw(let error): return LaunchFailure(service: name, hook: event.hookName, reason: .threw(error))
-            case .overran(let deadline): return LaunchFailure(service: name, hook: event.hookName, reason: .overran(deadline))
-            case .abandoned: return LaunchFailure(service: name, hook: event.hookName, reason: .terminated)
-            case .deferred, .skipped: return LaunchFailure(service: name, hook: event.hookName, reason: .threw("not callable"))
-            }
-        }
-        // The run loop starts before the service's first `didBecomeActive`, so a subscription it
-        // makes before it first suspends sees everything published from then on.
-        startRunLoop(index, group: &group)
-        return nil
-    }
 }

@@ -53,40 +53,4 @@ extension HostLoop {
         }
         retire(index)
     }
-
-    /// Launches a service added (or restarted) by a reload and delivers what it missed to reach
-    /// the host's state. A failure disables it; the running host is not torn down. Returns its id.
-    /// With `replacing`, it takes that service's place in the order (a restart of the whole
-    /// service, whose `supervisor` carries over).
-    mutating func launchIntoCurrentState(
-        _ descriptor: ServiceDescriptor, service: any ApplicationService, replacing replaced: Int? = nil,
-        supervisor: RestartSupervisor? = nil, group: inout DiscardingTaskGroup
-    ) async -> Int {
-        var added = makeService(descriptor, instance: service)
-        added.supervisor = supervisor
-        let index: Int
-        if let replaced {
-            services[replaced] = added
-            isHealthCheckDue = true
-            outlet.publish(status: status)
-            index = replaced
-        } else {
-            setServices(services + [added])
-            index = services.count - 1
-        }
-        guard let options = services[index].context.launchOptions else { return added.id }
-        var tally = HookTally()
-        if let failure = await launchOne(index, options: options, tally: &tally, group: &group) {
-            // A launch a terminate cut short: the service stays, so the terminate that follows
-            // gives it willTerminate (behind its launch hook, if that still runs).
-            if failure.reason == .terminated, isStarted(index, failure) { return added.id }
-            logger.error("service added on reload failed to launch: \(failure)", metadata: ["service": "\(descriptor.name)"])
-            services[index].disable(reason: failure.description)
-            return added.id
-        }
-        for event in machine.eventsToCatchUp {
-            await fanOut(event, from: machine.state, to: machine.state, only: [index], group: &group)
-        }
-        return added.id
-    }
 }

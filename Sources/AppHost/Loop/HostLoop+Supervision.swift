@@ -30,7 +30,7 @@ extension HostLoop {
 
     /// Carries out `step` of `services[index]`'s supervisor as a request of its own.
     mutating func supervise(_ index: Int, _ step: RestartSupervisor.Step, group: inout DiscardingTaskGroup) async {
-        if case .failure(let refusal) = await carryOut(.supervise(step), of: index, group: &group) {
+        if case .failure(let refusal) = await SupervisionBook.carryOut(.supervise(step), of: index, loop: &self, group: &group) {
             // Not taken now, so never: the step is not due again.
             services[index].supervisor?.retire()
             services[index].logger.notice("\(services[index].name): \(refusal)", metadata: ["service": "\(services[index].name)"])
@@ -46,81 +46,17 @@ extension HostLoop {
         if index != nil, case .perform = machine.decide(request) {
             logger.notice("\(name): restart requested", metadata: ["service": "\(name)"])
         }
-        switch await carryOut(request, of: index, group: &group) {
+        switch await SupervisionBook.carryOut(request, of: index, loop: &self, group: &group) {
         case .failure(let refusal):
-            return .failure(restartError(name, refusal))
+            return .failure(SupervisionBook.restartError(name, refusal, services: services))
         case .success(let id):
             // A terminate that arrived during the restart cut it short: the machine says so now.
-            if case .refuse(let refusal) = machine.decide(request) { return .failure(restartError(name, refusal)) }
+            if case .refuse(let refusal) = machine.decide(request) { return .failure(SupervisionBook.restartError(name, refusal, services: services)) }
             guard let new = services.firstIndex(where: { $0.id == id }), case .disabled(let reason) = services[new].health.condition else {
                 return .success(())
             }
             return .failure(ServiceRestartError(.failedToLaunch, service: name, reason: reason))
         }
-    }
-
-    /// The operator's error for the machine's refusal of a restart.
-    func restartError(_ name: String, _ refusal: LifecycleRefusal) -> ServiceRestartError {
-        if case .restartService(_, isKnown: false) = refusal.request, !refusal.isTerminatePending {
-            return ServiceRestartError(.noSuchService, service: name, reason: "the services are \(services.map(\.name).joined(separator: ", "))")
-        }
-        return ServiceRestartError(.notRunning, service: name, reason: refusal.reason)
-    }
-
-    /// Asks the machine about a supervision request for `services[index]` and performs its
-    /// steps on that service; returns the id of the service in its place.
-    mutating func carryOut(_ request: LifecycleRequest, of index: Int?, group: inout DiscardingTaskGroup) async -> Result<Int, LifecycleRefusal> {
-        let actions: [LifecycleAction]
-        switch machine.decide(request) {
-        case .refuse(let refusal): return .failure(refusal)
-        case .perform(let steps): actions = steps
-        }
-        guard let index else { return .failure(machine.refusal(of: .restartService("", isKnown: false))) }
-        var id = services[index].id
-        for action in actions {
-            switch action {
-            case .forgetFailures:
-                services[index].supervisor?.forgetFailures()
-            case .restartRunLoop:
-                startRunLoop(index, group: &group)
-                announceRestart(of: id, scope: .runLoop)
-            case .restartInstance:
-                id = await restartInstance(index, group: &group)
-            case .stopService(let reason):
-                await terminateOne(index, group: &group)
-                services[index].disable(reason: reason)
-                isHealthCheckDue = true
-            default:
-                apply(action)
-            }
-        }
-        return .success(id)
-    }
-
-    /// A full restart: `willTerminate` to the old instance, a new one from its factory with its
-    /// restorable state, its launch hooks and the events to the host's state, in its place in
-    /// the order; its supervision carries over.
-    /// Returns the id of the service in its place.
-    @discardableResult
-    mutating func restartInstance(_ index: Int, group: inout DiscardingTaskGroup) async -> Int {
-        let old = services[index]
-        await terminateOne(index, group: &group)
-        let instance: any ApplicationService
-        do {
-            instance = try old.descriptor.makeService()
-        } catch {
-            services[index].logger.error("\(old.name) could not be built again: \(error)", metadata: ["service": "\(old.name)"])
-            services[index].disable(reason: "could not be built again: \(error)")
-            isHealthCheckDue = true
-            return old.id
-        }
-        let id = await launchIntoCurrentState(old.descriptor, service: instance, replacing: index, supervisor: old.supervisor, group: &group)
-        // Started again, even if its run loop already ended during the catch-up (booked apart):
-        // that was a restart too. A launch that failed or was cut short started none.
-        if let restarted = services.first(where: { $0.id == id }), restarted.runLoopID > 0 {
-            announceRestart(of: id, scope: .instance, after: old.supervisor?.lastEnding)
-        }
-        return id
     }
 
     /// The restart's log line, counter and bus message, once the run loop was started again.

@@ -53,10 +53,10 @@ struct LaunchFlow {
     private mutating func launchNode(_ node: ServiceDescriptor, name: String, options: LaunchOptions, loop: inout HostLoop, group: inout DiscardingTaskGroup) async -> LaunchFailure? {
         guard let composite = node.composite else {
             let index = indexByName[name]!
-            let failure = await loop.launchOne(index, options: loop.services[index].context.launchOptions ?? options, tally: &tally, group: &group)
+            let failure = await Self.launchOne(index, options: loop.services[index].context.launchOptions ?? options, tally: &tally, loop: &loop, group: &group)
             if let failure {
                 if failure.reason == .terminated {
-                    if loop.isStarted(index, failure) { cutShort = index }
+                    if Self.isStarted(index, failure, in: loop.services) { cutShort = index }
                     return failure
                 }
                 // A refusal or an overrun is a failure of the launch too, for its record.

@@ -101,7 +101,7 @@ struct ReloadPlan {
         var order: [Int] = []
         for descriptor in newLeaves {
             guard let index = oldIndex[descriptor.name] else {
-                order.append(await loop.launchIntoCurrentState(descriptor, service: fresh[descriptor.name]!, group: &group))
+                order.append(await LaunchFlow.launchIntoCurrentState(descriptor, service: fresh[descriptor.name]!, loop: &loop, group: &group))
                 added.append(descriptor.name)
                 continue
             }
@@ -116,7 +116,7 @@ struct ReloadPlan {
                 updated.append(descriptor.name)
             } else {
                 await loop.terminateOne(index, group: &group)
-                order.append(await loop.launchIntoCurrentState(descriptor, service: fresh[descriptor.name]!, group: &group))
+                order.append(await LaunchFlow.launchIntoCurrentState(descriptor, service: fresh[descriptor.name]!, loop: &loop, group: &group))
                 restarted.append(descriptor.name)
             }
         }
@@ -143,7 +143,7 @@ struct ReloadPlan {
             var ids: [Int] = []
             var failure: String?
             for leaf in child.leaves {
-                let id = await loop.launchIntoCurrentState(leaf, service: fresh[leaf.name]!, group: &group)
+                let id = await LaunchFlow.launchIntoCurrentState(leaf, service: fresh[leaf.name]!, loop: &loop, group: &group)
                 ids.append(id)
                 if let index = loop.services.firstIndex(where: { $0.id == id }), case .disabled(let reason) = loop.services[index].health.condition {
                     failure = reason
