@@ -13,6 +13,8 @@ final class HostOutlet: Sendable {
         var isRunning = false
         /// The run of hook calls the loop last started.
         var run: HookRun?
+        /// The status the last `.status` or `.ready` report carried.
+        var reported: HostStatus?
     }
 
     let published: Mutex<Published>
@@ -34,6 +36,21 @@ final class HostOutlet: Sendable {
     func publish(status: HostStatus) {
         published.withLock { $0.status = status }
         metrics.show(status)
+    }
+
+    /// A request's end: its status published, and reported as `.ready` (`READY=1`, after a
+    /// launch or a reload) or, when it differs from the last one reported, as `.status`.
+    func finishRequest(with status: HostStatus, ready: Bool) {
+        let changed = published.withLock { published in
+            defer { (published.status, published.reported) = (status, status) }
+            return published.reported != status
+        }
+        metrics.show(status)
+        if ready {
+            report(.ready(status))
+        } else if changed {
+            report(.status(status))
+        }
     }
 
     func publish(launch: Result<LaunchOptions, LaunchFailure>) {

@@ -119,26 +119,18 @@ extension HostLoop {
         return .returned(true)
     }
 
-    /// A late hook returned: its service runs what queued behind it, then is free again. The
-    /// line says so with the id of the request that called the hook (`context`).
+    /// A late hook returned, or the calls queued behind one: the scheduler runs what queued
+    /// behind it, or frees its service.
     mutating func lateAnswer(_ serviceID: Int, _ hook: String, _ result: HookResult, context: ServiceContext?, group: inout DiscardingTaskGroup) {
-        guard let index = services.firstIndex(where: { $0.id == serviceID }) else { return }
-        ServiceContext.withValue(context) { HookScheduler.logLate(services[index].name, hook, result, logger: logger) }
-        runBacklog(index, group: &group)
-    }
-
-    /// Starts the calls queued behind a late hook, or frees the service when there are none.
-    mutating func runBacklog(_ index: Int, group: inout DiscardingTaskGroup) {
-        isHealthCheckDue = true
         var scheduler = hooks
-        scheduler.runBacklog(of: &services[index], group: &group)
+        if scheduler.lateAnswer(serviceID, hook, result, context: context, slots: &services, logger: logger, group: &group) { isHealthCheckDue = true }
         hooks = scheduler
     }
 
-    /// A run of queued calls ended; the service is free unless more calls queued meanwhile.
     mutating func backlogFinished(_ token: Int, group: inout DiscardingTaskGroup) {
-        guard let serviceID = hooks.backlogFinished(token, logger: logger), let index = services.firstIndex(where: { $0.id == serviceID }) else { return }
-        runBacklog(index, group: &group)
+        var scheduler = hooks
+        if scheduler.backlogFinished(token, slots: &services, logger: logger, group: &group) { isHealthCheckDue = true }
+        hooks = scheduler
     }
 
     /// Logs and records what went wrong in one hook.

@@ -33,20 +33,9 @@ extension HostLoop {
         request.refuse(by: machine, launch: launchOutcome)
     }
 
-    /// What an input means to a caller that waits for something: the one place every input
-    /// is handled.
-    enum InputEffect {
-        /// Handled here (a request queued, a late answer or lock change booked).
-        case nothing
-        /// A run, not one of a busy service's backlog, made all its calls.
-        case runFinished(token: Int)
-        /// A deadline wake: whoever waits looks at the clock.
-        case deadlinePassed
-    }
-
     /// Books `input`: requests are accepted (terminate at once), late answers free their
     /// service, lock changes wait for the end of the request, wakes are crossed off.
-    mutating func take(_ input: HostInput, group: inout DiscardingTaskGroup) -> InputEffect {
+    mutating func take(_ input: HostInput, group: inout DiscardingTaskGroup) -> HostInputEffect {
         switch input {
         case .request(let request, let context):
             accept(request, context: context)

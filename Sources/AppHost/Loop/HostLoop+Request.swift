@@ -93,14 +93,7 @@ extension HostLoop {
             if let wake = supervision.wake(after: .now) { armTimer(at: wake) }
         }
         if serviceHealth == nil, !services.isEmpty { serviceHealth = services.map(\.statusHealth) }
-        let current = status
-        outlet.publish(status: current)
-        if ready {
-            outlet.report(.ready(current))
-        } else if current != lastReportedStatus {
-            outlet.report(.status(current))
-        }
-        lastReportedStatus = current
+        outlet.finishRequest(with: status, ready: ready)
         // After the status, off its path; a durable persist holds the request's answer until
         // the state is on disk.
         if durably {

@@ -69,24 +69,10 @@ extension HostLoop {
         ServiceSlot.stallLimit(hookDeadline: hookDeadline, host: configuration)
     }
 
-    /// Finds why the host is unhealthy now, if it is: the first required service (registration
-    /// order) stuck in one hook past its stall limit, or that reported itself unhealthy. Logs a
-    /// change, and arms a wake for the next stall limit a busy service can reach.
+    /// Looks at the host's health now (`HealthBook.check`), and arms a wake for the next stall
+    /// limit a busy service can reach.
     mutating func checkHealth() {
         isHealthCheckDue = false
-        let (problem, nextStall) = services.healthProblem(at: .now)
-        if let nextStall { armTimer(at: nextStall) }
-        guard problem != healthProblem else { return }
-        if let problem {
-            logger.error("unhealthy: \(problem)", metadata: ["health": "\(problem)"])
-        } else {
-            logger.notice("healthy again (was: \(healthProblem ?? ""))")
-        }
-        healthProblem = problem
-        do {
-            try configuration.launchState?.recordHealthProblem(problem)
-        } catch {
-            logger.warning("could not keep the health problem for the next launch: \(error)")
-        }
+        if let nextStall = health.check(services, at: .now, logger: logger, launchState: configuration.launchState) { armTimer(at: nextStall) }
     }
 }

@@ -31,7 +31,7 @@ struct HostLoop {
     /// last one without comparing each service.
     var serviceHealth: [ServiceHealth]?
     /// Why the host is unhealthy, as `checkHealth()` last found (`HostStatus.healthProblem`).
-    var healthProblem: String?
+    var health = HealthBook()
     /// Something that can change the host's health happened (a deadline passed, a late hook
     /// returned, a service reported): `checkHealth()` looks at the end of the request.
     var isHealthCheckDue = false
@@ -59,7 +59,6 @@ struct HostLoop {
     /// moved it.
     var stateCause: String?
     var note: String?
-    var lastReportedStatus: HostStatus?
     /// The services' restorable bytes, kept and persisted.
     var restorable: RestorableStateKeeper
     /// What each first-of and one-of runs (`HostStatus.choices`), as of the launch or the last
@@ -168,7 +167,7 @@ struct HostLoop {
             lastOverrun: lastOverrun,
             note: note,
             sessionLockReason: machine.isProtectedDataAvailable ? nil : (machine.sessionLockReason ?? ""),
-            healthProblem: healthProblem,
+            healthProblem: health.problem,
             choices: choices
         ).withRequestID(ServiceContext.current?.hostRequestID)
     }
