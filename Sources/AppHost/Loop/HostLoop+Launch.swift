@@ -75,13 +75,4 @@ extension HostLoop {
         await carryOut(.finishLaunch(intoBackground: restoredOptions.launchesIntoBackground), group: &group)
         return .success(restoredOptions)
     }
-
-    /// Syncs the launch state `beginLaunch()` wrote; a failure costs durability, not the run.
-    func makeLaunchDurable() {
-        do {
-            try configuration.launchState?.makeLaunchDurable()
-        } catch {
-            logger.warning("launch state not synced to disk: \(error)")
-        }
-    }
 }

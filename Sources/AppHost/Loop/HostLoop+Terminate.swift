@@ -33,14 +33,6 @@ extension HostLoop {
         // Bytes handed over in willTerminate are in the stream before each call's answer.
         restorable.keep(machine, slots: services)
         restorable.persist(always: true)
-        if let launchState = configuration.launchState, let launchOptions, !isCancelled {
-            do {
-                if let remark = try launchState.markCleanExit(of: launchOptions) {
-                    logger.error("launch state: \(remark)")
-                }
-            } catch {
-                logger.error("could not record the clean exit", metadata: ["error": "\(error)"])
-            }
-        }
+        if let launchOptions, !isCancelled { configuration.launchState?.markCleanExit(of: launchOptions, logger: logger) }
     }
 }

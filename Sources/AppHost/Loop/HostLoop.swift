@@ -89,7 +89,7 @@ struct HostLoop {
             if case .success = launch { await finishRequest(ready: true, group: &group) }
             // After READY=1 (or the failed launch's report), off the way to readiness; only a
             // launch state that was begun has anything to sync.
-            if launchOptions != nil { makeLaunchDurable() }
+            if launchOptions != nil { configuration.launchState?.makeLaunchDurable(logger: logger) }
             return launch
         }
         launchOutcome = launch
