@@ -36,9 +36,9 @@ public final class AnalyticsService: ApplicationService {
         public var compactAfter: Int
     }
 
-    private enum Phase { case foreground, background }
+    enum Phase { case foreground, background }
 
-    private struct State {
+    struct State {
         var settings: Settings
         var store: AnalyticsStore?
         var phase: Phase?
@@ -49,10 +49,10 @@ public final class AnalyticsService: ApplicationService {
         var launchesIntoBackground = false
     }
 
-    private let state: Mutex<State>
+    let state: Mutex<State>
     /// Tells the flush timer that events are pending; it sleeps on this when there are none.
-    private let wakeups: AsyncStream<Void>
-    private let wake: AsyncStream<Void>.Continuation
+    let wakeups: AsyncStream<Void>
+    let wake: AsyncStream<Void>.Continuation
 
     /// The settings in use now.
     public var currentSettings: Settings { state.withLock { $0.settings } }
@@ -211,94 +211,6 @@ public final class AnalyticsService: ApplicationService {
                 }
             }
             group.addTask { await self.flushPeriodically(application) }
-        }
-    }
-
-    // MARK: Recording and flushing
-
-    private func record(_ kind: AnalyticsEvent.Kind, first: Bool? = nil, previousExit: String? = nil, exitCause: String? = nil, level: String? = nil, service: String? = nil, seconds: Double? = nil) {
-        let startTimer = state.withLock { state in
-            state.store?.record(kind, first: first, previousExit: previousExit, exitCause: exitCause, seconds: seconds, level: level, service: service) ?? false
-        }
-        if startTimer { wake.yield() }
-    }
-
-    /// Records an event for each message on the bus, with the service it names.
-    private func recordEach<Message: Sendable>(
-        of messages: AsyncStream<Message>, _ application: ApplicationHandle, _ event: (Message) -> (AnalyticsEvent.Kind, service: String?)
-    ) async {
-        for await message in messages {
-            let (kind, service) = event(message)
-            record(kind, service: service)
-            keepUnflushed(application)
-        }
-    }
-
-    /// Turns the time since the phase began into a time event and ends the phase.
-    private func closePhase(_ state: inout State) {
-        guard let phase = state.phase else { return }
-        let seconds = Double((ContinuousClock.now - state.phaseStart).microseconds) / 1_000_000
-        _ = state.store?.record(phase == .foreground ? .foregroundTime : .backgroundTime, seconds: seconds)
-        state.phase = nil
-    }
-
-    /// Writes pending events with fsync; nothing to do when none are pending.
-    public func flush() throws {
-        _ = try state.withLock { state in
-            try state.store?.flush(compactAfter: state.settings.compactAfter)
-        }
-    }
-
-    /// Flushes, and says at error level what the flush had to repair (a state directory deleted
-    /// under the daemon), whichever flush found it: a hook's or the timer's.
-    private func flush(reportingTo logger: Logger) throws {
-        defer {
-            if let notice = state.withLock({ $0.store?.takeRepairNotice() }) {
-                logger.error("analytics: \(notice)")
-            }
-        }
-        try flush()
-    }
-
-    /// Folds the log and the pending records into the summary; false, with a warning, when it
-    /// could not (the caller then flushes: nothing is lost).
-    private func foldLog(reportingTo logger: Logger) -> Bool {
-        do {
-            try state.withLock { state throws(AnalyticsStore.Failure) in try state.store?.foldAll() }
-            return true
-        } catch {
-            logger.warning("analytics: could not fold the event log into \(AnalyticsStore.summaryName) at terminate (\(error)); the events are appended to \(AnalyticsStore.logName) instead")
-            return false
-        }
-    }
-
-    /// Flushes what launch recorded, then sleeps until an event is pending, waits one interval
-    /// and flushes; an idle service never wakes up.
-    private func flushPeriodically(_ application: ApplicationHandle) async {
-        flushLogging(application.logger)
-        keepUnflushed(application)
-        for await _ in wakeups {
-            let interval = currentSettings.flushInterval
-            do {
-                try await Task.sleep(for: interval)
-            } catch {
-                return
-            }
-            flushLogging(application.logger)
-            keepUnflushed(application)
-        }
-    }
-
-    /// Hands the host what is not flushed yet, so a kill before the next flush loses nothing.
-    private func keepUnflushed(_ application: ApplicationHandle) {
-        application.keepRestorableState(state.withLock { $0.store?.pending ?? [] })
-    }
-
-    private func flushLogging(_ logger: Logger) {
-        do {
-            try flush(reportingTo: logger)
-        } catch {
-            logger.error("analytics flush failed: \(error)")
         }
     }
 }
