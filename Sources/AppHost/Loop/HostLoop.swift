@@ -10,8 +10,12 @@ import ServiceContextModule
 /// against each call's deadline; a hook that overruns leaves its service busy (its later calls
 /// queue behind it) and the loop goes on with the next service in a new run.
 ///
-/// The parts: +Input (taking input), +Request (carrying out a request and ending it), +FanOut
-/// (hooks under deadlines), +Services, and the flows +Launch, +Reload, +Restore, +Terminate.
+/// What to do on each turn is the machine's (`LifecycleStateMachine.nextTurn`), as is every
+/// request's decision. The loop waits and performs: +Input (taking input), +Request (carrying
+/// out a request and ending it), +FanOut (hooks under deadlines), +Services, +Launch, +Reload,
+/// +Supervision, +Terminate. It owns its parts, each with its own state: `hooks`
+/// (`HookScheduler`), `restorable` (`RestorableStateKeeper`), `supervision`
+/// (`SupervisionBook`) and `health` (`HealthBook`); it publishes through `outlet` only.
 struct HostLoop {
     /// The one way the loop makes its state known and takes the services' nudges.
     let outlet: HostOutlet
