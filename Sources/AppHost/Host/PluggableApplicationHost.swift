@@ -181,9 +181,11 @@ public final class PluggableApplicationHost: Sendable {
         try await send { .lifecycle(.toggleBackground, reply: $0) }.get() ?? state
     }
 
-    /// Tells every service (registration order) and then trims the heap.
+    /// Tells every service (registration order) and then trims the heap. Warnings that arrive
+    /// while one waits behind another request merge into it, at the higher level: one fan-out
+    /// answers them all.
     public func receiveMemoryWarning(level: MemoryWarningLevel) async throws(IllegalTransition) {
-        try await send { .memoryWarning(level, reply: $0) }.get()
+        try await send { .memoryWarning(level, replies: [$0]) }.get()
     }
 
     /// Locks or unlocks the session: `protectedDataWillBecomeUnavailable` (reverse order) or

@@ -18,15 +18,15 @@ extension HostLoop {
                 logger.notice("\(request.name) ignored: \(refusal.illegalTransition)", metadata: ["reason": "\(refusal.reason)"])
                 reply.resume(returning: .failure(refusal.illegalTransition))
             }
-        case .memoryWarning(let level, let reply):
+        case .memoryWarning(let level, let replies):
             switch machine.decide(.memoryWarning(level)) {
             case .perform(let actions):
                 outlet.metrics.countMemoryWarning(level)
                 await perform(actions, group: &group)
                 await finishRequest(group: &group)
-                reply.resume(returning: .success(()))
+                for reply in replies { reply.resume(returning: .success(())) }
             case .refuse(let refusal):
-                reply.resume(returning: .failure(refusal.illegalTransition))
+                for reply in replies { reply.resume(returning: .failure(refusal.illegalTransition)) }
             }
         case .sessionLock(let locked, let reason, let reply):
             switch await applySessionLock(SessionLockDidChange(isLocked: locked, reason: reason ?? ""), group: &group) {

@@ -7,7 +7,9 @@ enum HostRequest: Sendable {
     /// A move between foreground and background: `.enterBackground`, `.enterForeground` or
     /// `.toggleBackground`.
     case lifecycle(LifecycleRequest, reply: Reply<ApplicationState?, IllegalTransition>)
-    case memoryWarning(MemoryWarningLevel, reply: Reply<Void, IllegalTransition>)
+    /// A condition of the machine: memory is short. Merges (`merging(_:)`): every caller waits
+    /// for the one fan-out.
+    case memoryWarning(MemoryWarningLevel, replies: [Reply<Void, IllegalTransition>])
     case sessionLock(locked: Bool, reason: String?, reply: Reply<Bool, IllegalTransition>)
     case reload(load: @Sendable () throws -> [ServiceDescriptor], reply: Reply<ConfigurationDidReload, InvalidConfiguration>)
     case restartService(name: String, reply: Reply<Void, ServiceRestartError>)
@@ -39,8 +41,8 @@ enum HostRequest: Sendable {
         switch self {
         case .lifecycle(let request, let reply):
             reply.resume(returning: .failure(machine.refusal(of: request).illegalTransition))
-        case .memoryWarning(let level, let reply):
-            reply.resume(returning: .failure(machine.refusal(of: .memoryWarning(level)).illegalTransition))
+        case .memoryWarning(let level, let replies):
+            for reply in replies { reply.resume(returning: .failure(machine.refusal(of: .memoryWarning(level)).illegalTransition)) }
         case .sessionLock(let locked, let reason, let reply):
             reply.resume(returning: .failure(machine.refusal(of: .sessionLock(locked, reason: reason ?? "")).illegalTransition))
         case .reload(_, let reply):
@@ -54,6 +56,26 @@ enum HostRequest: Sendable {
             reply.resume(returning: launch ?? .failure(LaunchFailure(service: "", hook: "", reason: .notLaunchable(machine.state))))
         case .terminated(let reply): reply.resume(returning: .success(()))
         case .terminate(_, let reply): reply?.resume(returning: .success(()))
+        }
+    }
+
+    /// The condition of the machine the request reports, when it reports one; nil for the
+    /// others, which never merge.
+    var condition: String? {
+        if case .memoryWarning = self { return "memory" }
+        return nil
+    }
+
+    /// `self`, waiting in the queue, with `newer` of the same condition merged in: the newer
+    /// value (for memory, the higher level) and every caller's reply. Nil when they do not
+    /// merge. The mechanism the machine's other conditions use (the time, the network path,
+    /// the power state): a condition's newest value is what the services need, once.
+    func merging(_ newer: HostRequest) -> HostRequest? {
+        switch (self, newer) {
+        case (.memoryWarning(let level, let replies), .memoryWarning(let newerLevel, let newerReplies)):
+            .memoryWarning(max(level, newerLevel), replies: replies + newerReplies)
+        default:
+            nil
         }
     }
 }

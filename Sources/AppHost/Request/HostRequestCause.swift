@@ -20,4 +20,14 @@ extension ServiceContext {
         get { self[HostRequestCauseKey.self] }
         set { self[HostRequestCauseKey.self] = newValue }
     }
+
+    /// The causes of two requests merged into one (`cause`, `cause,other`): each once, in the
+    /// order they came; nil when neither had one.
+    package static func combining(_ first: String?, _ second: String?) -> String? {
+        var causes: [Substring] = []
+        for cause in [first, second].compactMap({ $0 }).flatMap({ $0.split(separator: ",") }) where !causes.contains(cause) {
+            causes.append(cause)
+        }
+        return causes.isEmpty ? nil : causes.joined(separator: ",")
+    }
 }
