@@ -31,19 +31,17 @@ struct HookBatch {
         start = calls.count
     }
 
-    /// A deadline passed: when `run`'s call is overdue, the run is handed over, that call's
-    /// service is busy in `slots` since the call began, and the batch goes on after it (or
-    /// ends, with `stopsAtFailure`). False when no call was overdue.
-    mutating func handOverIfOverdue(_ run: HookRun, slots: inout [ServiceSlot], now: ContinuousClock.Instant) -> Bool {
-        guard let (position, startedAt) = run.handOverIfOverdue(now: now) else { return false }
+    /// `run` was handed over at its call at `overdue.position` (`HookRun.handOverIfOverdue`):
+    /// that call overran, its service is busy in `slots` since the call began, and the batch
+    /// goes on after it (or ends, with `stopsAtFailure`).
+    mutating func handOver(_ run: HookRun, at overdue: (position: Int, startedAt: ContinuousClock.Instant), slots: inout [ServiceSlot]) {
         let made = run.results
-        for offset in 0..<position { results[start + offset] = made[offset] }
-        let overdue = start + position
-        results[overdue] = .overran(calls[overdue].deadline)
-        slots[owners[overdue]].isBusy = true
-        slots[owners[overdue]].busySince = (startedAt, calls[overdue].hook.name)
-        start = stopsAtFailure ? calls.count : overdue + 1
-        return true
+        for offset in 0..<overdue.position { results[start + offset] = made[offset] }
+        let index = start + overdue.position
+        results[index] = .overran(calls[index].deadline)
+        slots[owners[index]].isBusy = true
+        slots[owners[index]].busySince = (overdue.startedAt, calls[index].hook.name)
+        start = stopsAtFailure ? calls.count : index + 1
     }
 
     /// The loop stops waiting (a terminate during the launch, the host cancelled): the call in

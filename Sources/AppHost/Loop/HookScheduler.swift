@@ -52,32 +52,18 @@ struct HookScheduler {
         backlogRuns[token] != nil
     }
 
-    /// A late hook of the service `serviceID` returned: the line says so with the id of the
-    /// request that called it (`context`), and the service runs what queued behind it, or is
-    /// free again. False when the service is gone.
-    mutating func lateAnswer(
-        _ serviceID: Int, _ hook: String, _ result: HookResult, context: ServiceContext?, slots: inout [ServiceSlot], logger: Logger, group: inout DiscardingTaskGroup
-    ) -> Bool {
-        guard let index = slots.firstIndex(where: { $0.id == serviceID }) else { return false }
-        ServiceContext.withValue(context) { Self.logLate(slots[index].name, hook, result, logger: logger) }
-        runBacklog(of: &slots[index], group: &group)
-        return true
-    }
-
-    /// A run of queued calls ended: what each did is logged with its own request's id, and its
-    /// service runs what queued meanwhile, or is free again. False when it was no such run.
-    mutating func backlogFinished(_ token: Int, slots: inout [ServiceSlot], logger: Logger, group: inout DiscardingTaskGroup) -> Bool {
-        guard let (serviceID, run) = backlogRuns.removeValue(forKey: token) else { return false }
+    /// A run of queued calls ended: what each did is logged with its own request's id; returns
+    /// whose they were, nil when it was no such run.
+    mutating func backlogFinished(_ token: Int, logger: Logger) -> Int? {
+        guard let (serviceID, run) = backlogRuns.removeValue(forKey: token) else { return nil }
         for (call, result) in zip(run.calls, run.results) {
             ServiceContext.withValue(call.queuedContext) { Self.logLate(call.application.serviceName, call.hook.name, result, logger: logger) }
         }
-        guard let index = slots.firstIndex(where: { $0.id == serviceID }) else { return false }
-        runBacklog(of: &slots[index], group: &group)
-        return true
+        return serviceID
     }
 
     /// Starts the calls queued behind `slot`'s late hook, or frees it when there are none.
-    private mutating func runBacklog(of slot: inout ServiceSlot, group: inout DiscardingTaskGroup) {
+    mutating func runBacklog(of slot: inout ServiceSlot, group: inout DiscardingTaskGroup) {
         guard !slot.backlog.isEmpty else {
             slot.isBusy = false
             slot.busySince = nil

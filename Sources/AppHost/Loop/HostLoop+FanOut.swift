@@ -93,7 +93,9 @@ extension HostLoop {
                     batch.finished(run)
                     break waiting
                 case .deadlinePassed:
-                    guard batch.handOverIfOverdue(run, slots: &services, now: .now) else { continue }
+                    // The slots are touched only for an overdue call: their health list stays.
+                    guard let overdue = run.handOverIfOverdue(now: .now) else { continue }
+                    batch.handOver(run, at: overdue, slots: &services)
                     isHealthCheckDue = true
                     break waiting
                 case .runFinished, .nothing:
@@ -119,17 +121,25 @@ extension HostLoop {
         return .returned(true)
     }
 
-    /// A late hook returned, or the calls queued behind one: the scheduler runs what queued
-    /// behind it, or frees its service.
+    /// A late hook returned: logged with the id of the request that called it (`context`);
+    /// the scheduler runs what queued behind it, or frees its service.
     mutating func lateAnswer(_ serviceID: Int, _ hook: String, _ result: HookResult, context: ServiceContext?, group: inout DiscardingTaskGroup) {
-        var scheduler = hooks
-        if scheduler.lateAnswer(serviceID, hook, result, context: context, slots: &services, logger: logger, group: &group) { isHealthCheckDue = true }
-        hooks = scheduler
+        guard let index = services.firstIndex(where: { $0.id == serviceID }) else { return }
+        ServiceContext.withValue(context) { HookScheduler.logLate(services[index].name, hook, result, logger: logger) }
+        runBacklog(index, group: &group)
     }
 
+    /// A run of calls queued behind a late hook ended: its service runs what queued meanwhile,
+    /// or is free again.
     mutating func backlogFinished(_ token: Int, group: inout DiscardingTaskGroup) {
+        guard let serviceID = hooks.backlogFinished(token, logger: logger), let index = services.firstIndex(where: { $0.id == serviceID }) else { return }
+        runBacklog(index, group: &group)
+    }
+
+    private mutating func runBacklog(_ index: Int, group: inout DiscardingTaskGroup) {
+        isHealthCheckDue = true
         var scheduler = hooks
-        if scheduler.backlogFinished(token, slots: &services, logger: logger, group: &group) { isHealthCheckDue = true }
+        scheduler.runBacklog(of: &services[index], group: &group)
         hooks = scheduler
     }
 

@@ -21,22 +21,10 @@ extension HostLoop {
             // Once a terminate is pending the machine refuses every request: answered at once.
             if machine.isTerminatePending {
                 drop(request)
-            } else if !mergeIntoQueue(request, context: context) {
-                queue.append((request, context))
+            } else {
+                queue.append(request, context: context)
             }
         }
-    }
-
-    /// Merges `request` into the queued request of its condition, if one waits
-    /// (`HostRequest.merging(_:)`): it keeps that one's place and id, with both causes.
-    mutating func mergeIntoQueue(_ request: HostRequest, context: ServiceContext) -> Bool {
-        guard let condition = request.condition,
-            let position = queue.lastIndex(where: { $0.request.condition == condition }),
-            let merged = queue[position].request.merging(request)
-        else { return false }
-        queue[position].request = merged
-        queue[position].context.hostRequestCause = ServiceContext.combining(queue[position].context.hostRequestCause, context.hostRequestCause)
-        return true
     }
 
     /// Answers a request the host will not carry out, with the machine's refusal.
@@ -88,7 +76,7 @@ extension HostLoop {
     }
 
     /// The next input while no request is in progress. Only while the loop waits here do
-    /// services' restorable bytes nudge it (`PluggableApplicationHost.stageRestorableState`):
+    /// services' restorable bytes nudge it (`HostOutlet.stageRestorableState`):
     /// during a request they wait for its end, without waking the loop for nothing.
     mutating func nextIdleInput() async -> HostInput? {
         outlet.isLoopIdle.store(true, ordering: .sequentiallyConsistent)

@@ -156,8 +156,7 @@ extension HostLoop {
             logger.notice("terminating: \(terminateReason)")
             outlet.report(.stopping(reason: terminateReason))
         case .dropQueuedRequests:
-            for (dropped, _) in queue { drop(dropped) }
-            queue = []
+            for dropped in queue.removeAll() { drop(dropped) }
         case .deliver, .terminateServices, .launchServices, .reloadConfiguration, .restartRunLoop, .restartInstance, .forgetFailures, .stopService:
             logger.critical("lifecycle bug: \(action) needs the loop to wait; it went to apply(_:)")
         }

@@ -13,9 +13,10 @@ import ServiceContextModule
 /// What to do on each turn is the machine's (`LifecycleStateMachine.nextTurn`), as is every
 /// request's decision. The loop waits and performs: +Input (taking input), +Request (carrying
 /// out a request and ending it), +FanOut (hooks under deadlines), +Services, +Launch, +Reload,
-/// +Supervision, +Terminate. It owns its parts, each with its own state: `hooks`
-/// (`HookScheduler`), `restorable` (`RestorableStateKeeper`), `supervision`
-/// (`SupervisionBook`) and `health` (`HealthBook`); it publishes through `outlet` only.
+/// +Supervision, +Terminate. It owns its parts, each with its own state: `queue`
+/// (`RequestQueue`), `hooks` (`HookScheduler`), `restorable` (`RestorableStateKeeper`),
+/// `supervision` (`SupervisionBook`) and `health` (`HealthBook`); it publishes through `outlet`
+/// only.
 struct HostLoop {
     /// The one way the loop makes its state known and takes the services' nudges.
     let outlet: HostOutlet
@@ -45,7 +46,7 @@ struct HostLoop {
     /// The restarts and stops booked, and when the next is due.
     var supervision = SupervisionBook()
 
-    var queue: [(request: HostRequest, context: ServiceContext)] = []
+    var queue = RequestQueue()
     /// The context of the terminate request, once one came.
     var terminateContext: ServiceContext?
     var sessionLockChanges: [SessionLockDidChange] = []
@@ -149,8 +150,7 @@ struct HostLoop {
                 logger.warning("\(services[index].name) is still inside a hook; the host's run ends when it returns", metadata: ["service": "\(services[index].name)"])
             }
         }
-        for (request, _) in queue { request.refuse(by: machine, launch: launchOutcome) }
-        queue = []
+        for request in queue.removeAll() { request.refuse(by: machine, launch: launchOutcome) }
         outlet.input.finish()
         while let input = await inputs.next() {
             if case .request(let request, _) = input { request.refuse(by: machine, launch: launchOutcome) }

@@ -2,8 +2,9 @@ import Logging
 
 /// The launch over the configuration's tree, and what it did so far: services in order, a
 /// group as one flow rolled back together, a one-of's chosen child, a first-of's children one by
-/// one until one launches whole. It launches each service through the loop
-/// (`HostLoop.launchOne`); the host's launch and a reload's added services use it.
+/// one until one launches whole. Each service launches through `LaunchFlow.launchOne`; a
+/// service that joins a running host (a reload's, a restart's) through
+/// `launchIntoCurrentState`.
 struct LaunchFlow {
     let indexByName: [String: Int]
     /// Launched services, in launch order.

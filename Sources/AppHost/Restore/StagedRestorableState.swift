@@ -2,7 +2,7 @@ import Synchronization
 
 /// The bytes one service instance handed to `keepRestorableState(_:)` that the host's loop has
 /// not taken yet. One per instance, so keeping state hashes no name and waits on no other
-/// service; the host's `hasStagedRestorableState` tells the loop that some instance has bytes.
+/// service; `HostOutlet.hasStagedRestorableState` tells the loop that some instance has bytes.
 final class StagedRestorableState: Sendable {
     private let bytes = Mutex<[UInt8]?>(nil)
 
