@@ -11,6 +11,9 @@ enum ExitStatus: Int32, Sendable, Error {
     /// Input that is not what it should be (sysexits.h EX_DATAERR): `record-exit` given values
     /// systemd never writes. Nothing was recorded.
     case badInput = 65
+    /// One of the daemon's own services failed, and with it the service group (sysexits.h
+    /// EX_SOFTWARE): the journal's error line names it. `Restart=on-failure` restarts the unit.
+    case software = 70
     /// No daemon answers on the bus (sysexits.h EX_UNAVAILABLE): `status` and `restart` say
     /// which bus and name they tried.
     case unavailable = 69

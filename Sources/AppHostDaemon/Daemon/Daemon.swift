@@ -53,6 +53,11 @@ struct Daemon: Sendable {
             return .launchFailed
         }
         defer { withExtendedLifetime(stateLock) {} }
+        // Writes a kill cut short left their temporary files; the lock says no writer of ours runs.
+        let leftovers = AtomicFile.removeLeftovers(inDirectory: configuration.stateDirectory)
+        if !leftovers.isEmpty {
+            logger.info("removed \(leftovers.count.counted("temporary file")) of writes a kill cut short: \(leftovers.sorted().joined(separator: ", "))")
+        }
 
         // What the previous run kept: the fd systemd gave back from its store (taken by the
         // prelude before any thread) and the state directory's copy.
@@ -170,30 +175,41 @@ struct Daemon: Sendable {
         groupLogger.logLevel = .warning
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [], cancellationSignals: [], logger: groupLogger))
         let grace = configuration.terminateDeadline + .seconds(1)
-        await withTaskGroup(of: Void.self) { tasks in
+        let groupFailure = await withTaskGroup(of: String?.self) { tasks in
             tasks.addTask {
                 do {
                     try await group.run()
                 } catch is LaunchFailure {
                     // Reported below, from the host's own record of the launch.
                 } catch {
-                    logger.error("service group failed: \(error)")
+                    return "\(error)"
                 }
+                return nil
             }
             tasks.addTask {
                 // Every service got its last call; the group ends once hooks still running
                 // return. One that never does (a thread blocked for good) must not keep the
                 // process alive: the exit ends it.
                 await host.terminated()
-                do { try await Task.sleep(for: grace) } catch { return }
+                do { try await Task.sleep(for: grace) } catch { return nil }
                 let status = await exitStatus(of: host, logger: logger)
                 logger.error("a service is still inside a hook \(grace.configText) after terminate; exiting without it")
                 Glibc.exit(status.rawValue)
             }
-            await tasks.next()
+            let failure = await tasks.next() ?? nil
             tasks.cancelAll()
+            return failure
         }
-        return await exitStatus(of: host, logger: logger)
+        let status = await exitStatus(of: host, logger: logger)
+        return Self.exitStatus(status, groupFailure: groupFailure, logger: logger)
+    }
+
+    /// A group that failed (one of the daemon's own services ended or threw) is a failure of the
+    /// daemon, whatever the host's terminate said: exit 70, with the reason in the journal.
+    static func exitStatus(_ status: ExitStatus, groupFailure: String?, logger: Logger) -> ExitStatus {
+        guard let groupFailure, status == .clean else { return status }
+        logger.error("exiting with status \(ExitStatus.software.rawValue): the daemon's service group failed: \(groupFailure)")
+        return .software
     }
 
     /// swift-metrics takes one factory per process; a second daemon run in the same process

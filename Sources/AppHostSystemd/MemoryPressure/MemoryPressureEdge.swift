@@ -34,12 +34,17 @@ public struct MemoryPressureEdge: Service {
         self.logger = logger
     }
 
-    /// Delivers each pressure event as a memory warning until the group shuts down.
+    /// Delivers each pressure event as a memory warning until the group shuts down. A source
+    /// with nothing (left) to watch said why; the edge then waits idle for the shutdown, so a
+    /// missing pressure source costs the warnings, never the daemon.
     public func run() async {
         defer { source.close() }
         for await level in source.events.cancelOnGracefulShutdown() {
             logger.notice("memory pressure", metadata: ["level": "\(level.rawValue)", "source": "\(source.sourceDescription)"])
             try? await host.receiveMemoryWarning(level: level)
         }
+        guard !Task.isShuttingDownGracefully, !Task.isCancelled else { return }
+        logger.debug("memory pressure: nothing to watch; idle until the shutdown")
+        try? await gracefulShutdown()
     }
 }

@@ -67,19 +67,39 @@ package enum AtomicFile {
     @discardableResult
     package static func removeLeftovers(of path: String) -> [String] {
         let directory = parentDirectory(of: path)
-        let prefix = String(path.dropFirst(directory.count + 1)) + ".tmp-"
+        return removeLeftovers(inDirectory: directory, of: String(path.dropFirst(directory.count + 1)))
+    }
+
+    /// Removes what `write(_:to:)` left in `directory` when a process died mid-write: every
+    /// `NAME.tmp-PID` whose process no longer exists (of the file `name` only, when given).
+    /// Returns the names removed.
+    @discardableResult
+    package static func removeLeftovers(inDirectory directory: String, of name: String? = nil) -> [String] {
         guard let stream = opendir(directory) else { return [] }
         defer { closedir(stream) }
         var removed: [String] = []
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count)), pid > 0 else { continue }
+            guard let (file, pid) = temporaryName(entryName), name == nil || file == name else { continue }
             guard kill(pid, 0) != 0, errno == ESRCH else { continue }
-            if unlink(directory + "/" + name) == 0 { removed.append(name) }
+            if unlink(directory + "/" + entryName) == 0 { removed.append(entryName) }
         }
         return removed
+    }
+
+    /// The file and the writer's pid a temporary name of `write(_:to:)` (`NAME.tmp-PID`) stands
+    /// for; nil for any other name. Compared by bytes: no string search links the regex engine.
+    static func temporaryName(_ name: String) -> (file: String, pid: Int32)? {
+        let bytes = Array(name.utf8)
+        let marker = Array(".tmp-".utf8)
+        guard bytes.count > marker.count + 1 else { return nil }
+        for start in stride(from: bytes.count - marker.count - 1, through: 1, by: -1) where bytes[start..<start + marker.count].elementsEqual(marker) {
+            guard let pid = Int32(String(decoding: bytes[(start + marker.count)...], as: UTF8.self)), pid > 0 else { return nil }
+            return (String(decoding: bytes[..<start], as: UTF8.self), pid)
+        }
+        return nil
     }
 
     /// Reads a whole file, or nil when it does not exist. Anything but a regular file (a FIFO, a
