@@ -44,13 +44,6 @@ public struct LogindEdge: Service {
         self.init(host: host, who: who, logger: logger, on: nil, session: session)
     }
 
-    /// As `init(host:who:logger:session:)`: the sleep's request itself now waits for the disk,
-    /// so `save` is not called.
-    @available(*, deprecated, message: "the sleep's request waits for the disk itself: leave out save:")
-    public init(host: PluggableApplicationHost, who: String, logger: Logger, session: WatchedSession? = .auto, save: @escaping @Sendable () async -> Void) {
-        self.init(host: host, who: who, logger: logger, on: nil, session: session)
-    }
-
     /// Like `init(host:who:logger:session:)`, on `loop` (the daemon's edge loop), from when
     /// `startAfter` returns (the launch: the bus stays off the way to `READY=1`).
     package init(
