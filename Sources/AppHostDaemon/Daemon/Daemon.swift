@@ -109,8 +109,15 @@ struct Daemon: Sendable {
         let edge: EdgeEventLoop
         do {
             edge = try EdgeEventLoop(name: "apphost-edge")
+        } catch {
+            logger.critical("\(error)")
+            notifier.status("\(error)")
+            return .launchFailed
+        }
+        do {
             signals = try LifecycleSignalEdge(host: host, logger: logger, on: edge) { await reloader.reload(host: $0) }
         } catch {
+            edge.close()
             logger.critical("cannot read signals: \(error)")
             notifier.status("cannot read signals: \(error)")
             return .launchFailed

@@ -29,7 +29,7 @@ package final class EdgeEventLoop: Sendable {
     private let shared: Shared
 
     /// Starts the thread, named `name` (15 characters at most are kept), and its sd-event loop.
-    package init(name: String) throws(LifecycleSignalError) {
+    package init(name: String) throws(EdgeEventLoopError) {
         let shared = Shared(wake: try EdgeEventWakeup())
         let started = ThreadHandoff<pid_t>()
         let failure = Mutex<Int32>(0)
@@ -65,10 +65,10 @@ package final class EdgeEventLoop: Sendable {
             sd_event_unref(event)
             shared.ended.signal()
         }
-        guard result == 0 else { throw .readerFailed(errno: result) }
+        guard result == 0 else { throw EdgeEventLoopError(operation: "pthread_create", code: result) }
         self.threadID = started.wait()
         let code = failure.withLock { $0 }
-        guard code == 0 else { throw .readerFailed(errno: code) }
+        guard code == 0 else { throw EdgeEventLoopError(operation: "sd_event_new", code: code) }
         self.shared = shared
     }
 

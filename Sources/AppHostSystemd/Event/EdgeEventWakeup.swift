@@ -11,9 +11,9 @@ final class EdgeEventWakeup: Sendable {
     let fd: Int32
 
     /// Opens the eventfd; returns the errno on failure.
-    init() throws(LifecycleSignalError) {
+    init() throws(EdgeEventLoopError) {
         let fd = apphost_open_wake_eventfd()
-        guard fd >= 0 else { throw .readerFailed(errno: errno) }
+        guard fd >= 0 else { throw EdgeEventLoopError(operation: "eventfd", code: errno) }
         self.fd = fd
     }
 

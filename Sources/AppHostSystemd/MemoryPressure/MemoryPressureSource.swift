@@ -50,7 +50,7 @@ public final class MemoryPressureSource: Sendable {
 
         var resolution = chosen
         if case .watching(let endpoints, _) = resolution {
-            do throws(LifecycleSignalError) {
+            do throws(EdgeEventLoopError) {
                 let loop: EdgeEventLoop
                 if let shared { loop = shared } else { loop = try EdgeEventLoop(name: "apphost-mempress") }
                 let watcher = Watcher(endpoints: endpoints, continuation: continuation, logger: logger, endsLoop: shared == nil ? loop : nil)
@@ -67,7 +67,7 @@ public final class MemoryPressureSource: Sendable {
                 }
             } catch {
                 endpoints.forEach { Glibc.close($0.fd) }
-                resolution = .off(reason: "could not start the watcher thread: \(error.reason)", expected: false)
+                resolution = .off(reason: "\(error)", expected: false)
             }
         }
         switch resolution {

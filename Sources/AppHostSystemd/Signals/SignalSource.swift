@@ -46,7 +46,15 @@ public final class SignalSource: Sendable {
         let missing = LifecycleSignalMask.unblockedInCurrentThread
         guard missing.isEmpty else { throw .notBlocked(signals: missing) }
         let loop: EdgeEventLoop
-        if let shared { loop = shared } else { loop = try EdgeEventLoop(name: "apphost-signals") }
+        if let shared {
+            loop = shared
+        } else {
+            do {
+                loop = try EdgeEventLoop(name: "apphost-signals")
+            } catch {
+                throw .readerFailed(errno: error.code)
+            }
+        }
         let (stream, continuation) = AsyncStream.makeStream(
             of: LifecycleSignal.self, bufferingPolicy: .unbounded)
         let reader = Reader(continuation: continuation, onDelivery: onDelivery, endsLoop: shared == nil ? loop : nil)
