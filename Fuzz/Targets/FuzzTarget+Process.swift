@@ -89,7 +89,8 @@ extension FuzzTarget {
         case .reload(let pid, let config, let state):
             return ["reload"] + option(.pid, pid) + option(.config, config) + option(.stateDirectory, state)
         case .recordExit(let config, let state): return ["record-exit"] + option(.config, config) + option(.stateDirectory, state)
-        case .status(let json, let bus): return ["status"] + (json ? [Invocation.Option.json.name] : []) + busFlag(bus)
+        case .status(let json, let watch, let bus):
+            return ["status"] + (json ? [Invocation.Option.json.name] : []) + (watch ? [Invocation.Option.watch.name] : []) + busFlag(bus)
         case .restart(let service, let bus): return ["restart", service] + busFlag(bus)
         case .help(let subcommand): return ["help"] + (subcommand.map { [$0.rawValue] } ?? [])
         case .version: return ["--version"]

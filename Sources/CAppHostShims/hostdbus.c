@@ -29,16 +29,17 @@ static void free_object(void *userdata) {
 
 /* Read by anyone; the methods carry no SD_BUS_VTABLE_UNPRIVILEGED, so sd-bus lets only root
  * and the daemon's own user call them on the system bus (on a user's bus, which only that user
- * reaches, anyone). The properties change without a signal: EmitsChangedSignal=false. */
+ * reaches, anyone). A request's end sends one PropertiesChanged for what it changed, with the
+ * values; Services only as invalidated (each service's in-hook time moves on its own). */
 static const sd_bus_vtable host_vtable[] = {
     SD_BUS_VTABLE_START(0),
-    SD_BUS_PROPERTY("State", "s", get_property, 0, 0),
-    SD_BUS_PROPERTY("Status", "s", get_property, 0, 0),
-    SD_BUS_PROPERTY("SessionLocked", "b", get_property, 0, 0),
-    SD_BUS_PROPERTY("SessionLockReason", "s", get_property, 0, 0),
-    SD_BUS_PROPERTY("Healthy", "b", get_property, 0, 0),
-    SD_BUS_PROPERTY("HealthProblem", "s", get_property, 0, 0),
-    SD_BUS_PROPERTY("Services", "a(ssbssusts)", get_property, 0, 0),
+    SD_BUS_PROPERTY("State", "s", get_property, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("Status", "s", get_property, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("SessionLocked", "b", get_property, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("SessionLockReason", "s", get_property, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("Healthy", "b", get_property, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("HealthProblem", "s", get_property, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("Services", "a(ssbssusts)", get_property, 0, SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
     SD_BUS_METHOD_WITH_ARGS("RestartService", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT, call_method, 0),
     SD_BUS_METHOD_WITH_ARGS("EnterBackground", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", state), call_method, 0),
     SD_BUS_METHOD_WITH_ARGS("EnterForeground", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", state), call_method, 0),

@@ -40,6 +40,7 @@ struct ApphostdCommandTests {
         #expect(try Invocation.parse(["--version"]) == .version)
         #expect(try Invocation.parse(["status"]) == .status(json: false, bus: .system))
         #expect(try Invocation.parse(["status", "--json", "--user"]) == .status(json: true, bus: .user))
+        #expect(try Invocation.parse(["status", "--watch"]) == .status(json: false, watch: true, bus: .system))
         #expect(try Invocation.parse(["restart", "notify/desktop", "--system"]) == .restart(service: "notify/desktop", bus: .system))
         #expect(try Invocation.parse(["restart", "--user", "logger"]) == .restart(service: "logger", bus: .user))
     }

@@ -125,6 +125,43 @@ extension IntegrationSuites {
             }
         }
 
+        @Test(
+            "kill -USR1: one request, one PropertiesChanged on /org/apphost/Host with the new State and Status, Services invalidated",
+            .enabled(if: IntegrationEnvironment.canRunDaemon, "needs root, unshare, systemd and the apphostd binary (reason printed)")
+        )
+        func propertiesChangedFollowsARequest() async throws {
+            try await DaemonUnderTest.with(services: [ProbeSpec("a")]) { daemon in
+                try await daemon.startOrFail()
+                try await Self.onTheBus(daemon)
+                guard let binary = IntegrationEnvironment.apphostdBinary else { throw HarnessError("no apphostd binary") }
+                let output = daemon.workDirectory + "/changes.out"
+                let watched = daemon.workDirectory + "/watch.out"
+                // As above: dbus-monitor is connected once it printed its NameAcquired; status
+                // --watch follows the changes once it printed the whole status.
+                let script = """
+                    stdbuf -oL dbus-monitor --session "type='signal',interface='org.freedesktop.DBus.Properties',path='\(Self.objectPath)'" > \(output) 2>&1 < /dev/null & monitor=$!
+                    \(binary) status --watch --user > \(watched) 2>&1 < /dev/null & watcher=$!
+                    for i in $(seq 200); do grep -q NameAcquired \(output) && grep -q 'required: its failure' \(watched) && break; sleep 0.05; done
+                    systemctl --user kill --kill-who=main -s SIGUSR1 \(daemon.unitName)
+                    for i in $(seq 200); do grep -q '"Services"' \(output) && grep -q 'apphostd: background' \(watched) && break; sleep 0.05; done
+                    kill -9 $monitor $watcher
+                    cat \(output)
+                    echo ===
+                    cat \(watched)
+                    """
+                let result = try await daemon.sandbox.run(["sh", "-c", script])
+                let watch = result.stdout.components(separatedBy: "===\n").last ?? ""
+                #expect(watch.hasPrefix("● apphostd: active"), "the whole status first: \(watch)")
+                #expect(watch.hasSuffix("\n● apphostd: background · 1 service\n"), "then a line for the change: \(watch)")
+                #expect(result.stdout.contains("path=\(Self.objectPath); interface=org.freedesktop.DBus.Properties; member=PropertiesChanged"), "\(result)")
+                #expect(result.stdout.contains("string \"org.apphost.Host1\""), "\(result)")
+                #expect(result.stdout.contains("string \"State\""), "\(result)")
+                #expect(result.stdout.contains("string \"background\""), "the new State's value rides along: \(result)")
+                #expect(result.stdout.contains("string \"Services\""), "Services as invalidated: \(result)")
+                try await daemon.waitForState("background")
+            }
+        }
+
         /// The `<interface name="NAME">…</interface>` element of `xml`, its lines trimmed.
         static func interface(_ name: String, in xml: String) -> String? {
             guard let start = xml.range(of: "<interface name=\"\(name)\">"), let end = xml.range(of: "</interface>", range: start.upperBound..<xml.endIndex) else { return nil }

@@ -15,6 +15,9 @@ final class HostOutlet: Sendable {
         var run: HookRun?
         /// The status the last `.status` or `.ready` report carried.
         var reported: HostStatus?
+        /// Who follows the status's changes (`PluggableApplicationHost.observeStatusChanges`).
+        var observers: [Int: @Sendable (HostStatus) -> Void] = [:]
+        var nextObserver = 0
     }
 
     let published: Mutex<Published>
@@ -40,10 +43,11 @@ final class HostOutlet: Sendable {
 
     /// A request's end: its status published, and reported as `.ready` (`READY=1`, after a
     /// launch or a reload) or, when it differs from the last one reported, as `.status`.
+    /// The observers hear each status reported, once per request, after the report.
     func finishRequest(with status: HostStatus, ready: Bool) {
-        let changed = published.withLock { published in
+        let (changed, observers) = published.withLock { published in
             defer { (published.status, published.reported) = (status, status) }
-            return published.reported != status
+            return (published.reported != status, published.observers)
         }
         metrics.show(status)
         if ready {
@@ -51,6 +55,23 @@ final class HostOutlet: Sendable {
         } else if changed {
             report(.status(status))
         }
+        if ready || changed {
+            for observer in observers.values { observer(status) }
+        }
+    }
+
+    /// Calls `observer` with each status a request ends with, when it changed; returns what
+    /// `stopObserving(_:)` takes.
+    func observe(_ observer: @escaping @Sendable (HostStatus) -> Void) -> Int {
+        published.withLock { published in
+            published.nextObserver += 1
+            published.observers[published.nextObserver] = observer
+            return published.nextObserver
+        }
+    }
+
+    func stopObserving(_ token: Int) {
+        _ = published.withLock { $0.observers.removeValue(forKey: token) }
     }
 
     func publish(launch: Result<LaunchOptions, LaunchFailure>) {

@@ -140,6 +140,18 @@ public final class PluggableApplicationHost: Sendable {
     /// The edge's own figures (logind's) go there too.
     package var metricsFactory: any MetricsFactory { metrics.factory }
 
+    /// Calls `observer` with the status each request ends with, when it changed (one call per
+    /// request, on the host's loop: keep it short, hand the work elsewhere). What Host1's
+    /// `PropertiesChanged` follows. Returns the token `stopObservingStatusChanges(_:)` takes.
+    package func observeStatusChanges(_ observer: @escaping @Sendable (HostStatus) -> Void) -> Int {
+        outlet.observe(observer)
+    }
+
+    /// Stops the observer `token` names.
+    package func stopObservingStatusChanges(_ token: Int) {
+        outlet.stopObserving(token)
+    }
+
     /// Services in registration order, by instance name.
     public var serviceNames: [String] { outlet.published.withLock { $0.status.services.map(\.name) } }
 

@@ -49,8 +49,8 @@ public enum ApphostdCommand {
             return AnalyticsCommand(json: json, config: config, stateDirectory: stateDirectory).run()
         case .reload(let pid, let config, let stateDirectory):
             return ReloadCommand(pid: pid, config: config, stateDirectory: stateDirectory).run()
-        case .status(let json, let bus):
-            return StatusCommand(json: json, bus: bus, identity: identity()).run()
+        case .status(let json, let watch, let bus):
+            return StatusCommand(json: json, watch: watch, bus: bus, identity: identity()).run()
         case .restart(let service, let bus):
             return RestartCommand(service: service, bus: bus, identity: identity()).run()
         case .recordExit(let config, let stateDirectory):

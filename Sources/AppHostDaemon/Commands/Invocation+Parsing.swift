@@ -91,7 +91,7 @@ extension Invocation {
         case .recordExit:
             return .recordExit(config: config, stateDirectory: values[Option.stateDirectory.name])
         case .status:
-            return .status(json: values[Option.json.name] != nil, bus: bus)
+            return .status(json: values[Option.json.name] != nil, watch: values[Option.watch.name] != nil, bus: bus)
         case .restart:
             guard let positional else { throw UsageError(message: "restart needs the service's name: \(subcommand.rawValue) <service>", subcommand: subcommand) }
             return .restart(service: positional, bus: bus)

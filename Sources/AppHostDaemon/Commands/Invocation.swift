@@ -17,7 +17,7 @@ package enum Invocation: Equatable, Sendable {
     /// `reload`: SIGHUPs the running daemon and waits for its answer (for `ExecReload=`).
     case reload(pid: String?, config: String?, stateDirectory: String?)
     /// `status`: what the running daemon says about itself and each service, over the bus.
-    case status(json: Bool, bus: HostDBusClient.Bus)
+    case status(json: Bool, watch: Bool = false, bus: HostDBusClient.Bus)
     /// `restart NAME`: restarts one service of the running daemon, over the bus.
     case restart(service: String, bus: HostDBusClient.Bus)
     /// `record-exit`: records why the daemon's process ended, for its next launch (for
@@ -55,7 +55,7 @@ package enum Invocation: Equatable, Sendable {
             case .analytics: [.json, .config, .stateDirectory]
             case .reload: [.pid, .config, .stateDirectory]
             case .recordExit: [.config, .stateDirectory]
-            case .status: [.json, .user, .system]
+            case .status: [.json, .watch, .user, .system]
             case .restart: [.user, .system]
             }
         }
@@ -82,6 +82,10 @@ package enum Invocation: Equatable, Sendable {
             help: "The config file."
         )
         package static let json = Option(name: "--json", short: nil, value: nil, help: "Print JSON for scripts instead of a table.")
+        package static let watch = Option(
+            name: "--watch", short: nil, value: nil,
+            help: "Then print one line (with --json one object) per change the daemon announces, until Ctrl-C."
+        )
         package static let user = Option(name: "--user", short: nil, value: nil, help: "Talk to the daemon on your user bus (a unit of your user manager).")
         package static let system = Option(name: "--system", short: nil, value: nil, help: "Talk to the daemon on the system bus (the default).")
         package static let pid = Option(

@@ -1,23 +1,56 @@
 import AppHost
 import AppHostSystemd
+import Glibc
 
-/// `apphostd status [--json]`: what the running daemon says about itself and each service,
-/// read from its `org.apphost.Host1` over the bus, like `systemctl status`: failures first.
+/// `apphostd status [--json] [--watch]`: what the running daemon says about itself and each
+/// service, read from its `org.apphost.Host1` over the bus, like `systemctl status`: failures
+/// first. With `--watch`, then one line per change Host1 announces (`PropertiesChanged`).
 struct StatusCommand {
     let json: Bool
+    var watch = false
     let bus: HostDBusClient.Bus
     let identity: DaemonIdentity
 
     func run() -> ExitStatus {
         let busName = LogControlEdge.busName(commandName: identity.commandName)
-        let report: HostDBusClient.Report
+        let client: HostDBusClient
         do {
-            report = try HostDBusClient(busName: busName, bus: bus).report()
+            client = try HostDBusClient(busName: busName, bus: bus)
         } catch {
             return Self.fail(error, command: "status", busName: busName, bus: bus, identity: identity)
         }
-        print(json ? Self.json(report).rendered() : Self.text(report, identity: identity), terminator: json ? "\n" : "")
-        return .clean
+        guard watch else {
+            let report: HostDBusClient.Report
+            do {
+                report = try client.report()
+            } catch {
+                return Self.fail(error, command: "status", busName: busName, bus: bus, identity: identity)
+            }
+            print(json ? Self.json(report).rendered() : Self.text(report, identity: identity), terminator: json ? "\n" : "")
+            return .clean
+        }
+        // The whole status once the changes are followed (none is missed), then a line each.
+        var isFirst = true
+        do throws(HostDBusClient.Failure) {
+            _ = try client.watch { report in
+                if json {
+                    print(Self.json(report).rendered())
+                } else {
+                    print(isFirst ? Self.text(report, identity: identity) : Self.line(report, identity: identity), terminator: isFirst ? "" : "\n")
+                }
+                isFirst = false
+                fflush(nil)
+            }
+        } catch {
+            return Self.fail(error, command: "status", busName: busName, bus: bus, identity: identity)
+        }
+        StandardError.write("\(identity.commandName) status: the daemon left the bus\n")
+        return .unavailable
+    }
+
+    /// A change, as `--watch` prints it: the status line of `apphostd status`.
+    static func line(_ report: HostDBusClient.Report, identity: DaemonIdentity) -> String {
+        "\(report.healthy ? "●" : "×") \(identity.commandName): \(report.status)"
     }
 
     /// The order an operator reads: what failed, what is stopped, what restarts, what runs;

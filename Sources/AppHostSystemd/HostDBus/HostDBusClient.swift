@@ -60,7 +60,7 @@ package struct HostDBusClient: ~Copyable {
     static let path = "/org/apphost/Host"
     static let interface = "org.apphost.Host1"
 
-    private let bus: OpaquePointer
+    let bus: OpaquePointer
     let busName: String
 
     /// Connects to `bus`.

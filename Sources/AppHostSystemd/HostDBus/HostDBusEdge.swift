@@ -106,6 +106,13 @@ public struct HostDBusEdge: Service {
             sink.finish()
             callSink.finish()
         }
+        // Each request that changed the status: one PropertiesChanged, on the loop's thread.
+        let observer = host.map { host in
+            host.observeStatusChanges { [object] status in
+                loop.perform { if let bus = connection.bus { object?.announce(status, on: bus) } }
+            }
+        }
+        defer { if let host, let observer { host.stopObservingStatusChanges(observer) } }
         await withTaskCancellationOrGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 if let host {

@@ -17,6 +17,10 @@ final class HostDBusObject: @unchecked Sendable {
 
     /// The vtable on the current connection.
     private var slot: OpaquePointer?
+    /// The status the last `PropertiesChanged` described (or the one at the set-up).
+    var announced: HostStatus?
+    /// Host1 is on the current connection.
+    var isServed: Bool { slot != nil }
 
     /// Adds the vtable to `bus`, in place of the last connection's.
     func setUp(_ bus: OpaquePointer) -> Int32 {
@@ -30,6 +34,7 @@ final class HostDBusObject: @unchecked Sendable {
         })
         guard result >= 0 else { return result }
         self.slot = OpaquePointer(slot)
+        announced = host.status
         return 0
     }
 
