@@ -12,12 +12,8 @@ import Testing
     func leftoversInADirectory() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var child = pid_t()
-        var argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
-        defer { free(argv[0]) }
-        #expect(posix_spawn(&child, "/bin/true", nil, nil, &argv, nil) == 0)
-        var status: Int32 = 0
-        waitpid(child, &status, 0)
+        let child = exitedProcessID()
+        try #require(child > 0)
         let dead = ["last-reload.json.tmp-\(child)", "restorable-state.tmp-\(child)", "a.b.tmp-\(child)"]
         let kept = ["last-reload.json.tmp-1", "last-reload.json", "notes.tmp-x", ".tmp-\(child)", "x.tmp-"]
         for name in dead + kept { #expect(FileManager.default.createFile(atPath: directory + "/" + name, contents: Data("{".utf8))) }

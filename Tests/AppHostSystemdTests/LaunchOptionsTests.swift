@@ -107,12 +107,8 @@ import Testing
     func leftoversOfKilledWritesAreRemoved() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var child = pid_t()
-        var argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
-        defer { free(argv[0]) }
-        #expect(posix_spawn(&child, "/bin/true", nil, nil, &argv, nil) == 0)
-        var status: Int32 = 0
-        waitpid(child, &status, 0)
+        let child = exitedProcessID()
+        try #require(child > 0)
         let dead = directory + "/launch-state.json.tmp-\(child)"
         let live = directory + "/launch-state.json.tmp-1"
         for path in [dead, live] { #expect(FileManager.default.createFile(atPath: path, contents: Data("{".utf8))) }
