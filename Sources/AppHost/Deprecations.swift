@@ -10,5 +10,7 @@ public typealias HostedApplication = ApplicationHandle
 @available(*, deprecated, renamed: "InvalidConfiguration")
 public typealias ConfigurationErrors = InvalidConfiguration
 
+/// The name `ServiceSection` had until 0.x: it read as swift-service-lifecycle's
+/// `ServiceGroupConfiguration.ServiceConfiguration`.
 @available(*, deprecated, renamed: "ServiceSection")
 public typealias ServiceConfiguration = ServiceSection
