@@ -43,9 +43,11 @@ extension HostLoop {
     mutating func restartOnRequest(_ name: String, group: inout DiscardingTaskGroup) async -> Result<Void, ServiceRestartError> {
         let index = services.firstIndex { $0.name == name }
         let request = LifecycleRequest.restartService(name, isKnown: index != nil)
-        if index != nil, case .perform = machine.decide(request) {
-            logger.notice("\(name): restart requested", metadata: ["service": "\(name)"])
+        // An unknown name is the machine's refusal too.
+        guard let index, case .perform = machine.decide(request) else {
+            return .failure(SupervisionBook.restartError(name, machine.refusal(of: request), services: services))
         }
+        logger.notice("\(name): restart requested", metadata: ["service": "\(name)"])
         switch await SupervisionBook.carryOut(request, of: index, loop: &self, group: &group) {
         case .failure(let refusal):
             return .failure(SupervisionBook.restartError(name, refusal, services: services))

@@ -11,13 +11,12 @@ extension SupervisionBook {
 
     /// Asks the machine about a supervision request for `services[index]` and performs its
     /// steps on that service; returns the id of the service in its place.
-    static func carryOut(_ request: LifecycleRequest, of index: Int?, loop: inout HostLoop, group: inout DiscardingTaskGroup) async -> Result<Int, LifecycleRefusal> {
+    static func carryOut(_ request: LifecycleRequest, of index: Int, loop: inout HostLoop, group: inout DiscardingTaskGroup) async -> Result<Int, LifecycleRefusal> {
         let actions: [LifecycleAction]
         switch loop.machine.decide(request) {
         case .refuse(let refusal): return .failure(refusal)
         case .perform(let steps): actions = steps
         }
-        guard let index else { return .failure(loop.machine.refusal(of: .restartService("", isKnown: false))) }
         var id = loop.services[index].id
         for action in actions {
             switch action {

@@ -32,7 +32,7 @@ struct StatusCommand {
         // The whole status once the changes are followed (none is missed), then a line each.
         var isFirst = true
         do throws(HostDBusClient.Failure) {
-            _ = try client.watch { report in
+            try client.watch { report in
                 if json {
                     print(Self.json(report).rendered())
                 } else {

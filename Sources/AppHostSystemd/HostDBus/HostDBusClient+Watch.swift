@@ -2,17 +2,11 @@ import CSystemd
 import Glibc
 
 extension HostDBusClient {
-    /// How a watch ended.
-    package enum WatchEnd: Equatable, Sendable {
-        /// The daemon's name left the bus (the daemon stopped).
-        case daemonLeft
-    }
-
     /// Follows Host1's `PropertiesChanged`: calls `changed` with the report as it stands once
     /// the changes are followed, then with a fresh one after each change (one per request that
     /// changed something), blocking on the bus, without a timer. Returns when the daemon's name
     /// leaves the bus; throws when the connection fails or the daemon does not answer.
-    package func watch(_ changed: (Report) -> Void) throws(Failure) -> WatchEnd {
+    package func watch(_ changed: (Report) -> Void) throws(Failure) {
         var result = sd_bus_match_signal(bus, nil, busName, Self.path, "org.freedesktop.DBus.Properties", "PropertiesChanged", nil, nil)
         guard result >= 0 else { throw Failure(name: nil, message: "cannot follow the daemon's changes: \(SystemErrorText.reason(-result))") }
         result = sd_bus_match_signal(bus, nil, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameOwnerChanged", nil, nil)
@@ -27,7 +21,7 @@ extension HostDBusClient {
                 if sd_bus_message_is_signal(message, "org.freedesktop.DBus.Properties", "PropertiesChanged") > 0 {
                     changed(try report())
                 } else if sd_bus_message_is_signal(message, "org.freedesktop.DBus", "NameOwnerChanged") > 0, Self.isLeaving(busName, in: message) {
-                    return .daemonLeft
+                    return
                 }
                 continue
             }
