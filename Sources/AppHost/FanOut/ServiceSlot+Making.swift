@@ -28,16 +28,15 @@ extension ServiceSlot {
             keep = { outlet.stageRestorableState($0, in: staged) }
         }
         let reportedHealth = ReportedHealth()
-        let hookDeadline = descriptor.deadline ?? configuration.hookDeadline
         self.init(
             id: id,
             descriptor: descriptor,
             service: service,
             logger: logger,
             health: ServiceHealth(name: descriptor.name, isRequired: descriptor.isRequired, type: descriptor.type, condition: .healthy),
-            hookDeadline: hookDeadline,
-            launchDeadline: descriptor.launchDeadline ?? configuration.launchDeadline,
-            stallLimit: Self.stallLimit(hookDeadline: hookDeadline, host: configuration),
+            hookDeadline: .zero,
+            launchDeadline: .zero,
+            stallLimit: .zero,
             reportedHealth: reportedHealth,
             context: ApplicationHandle.Context(
                 serviceName: descriptor.name, logger: logger, configuration: descriptor.configuration, bus: bus,
@@ -48,7 +47,16 @@ extension ServiceSlot {
             ),
             stagedState: staged
         )
+        takeDeadlines(of: descriptor, host: configuration)
         if let problem { disable(reason: problem) }
+    }
+
+    /// Takes `descriptor`'s deadlines, else the host's: its hook and launch deadlines and the
+    /// stall limit that follows from them.
+    mutating func takeDeadlines(of descriptor: ServiceDescriptor, host configuration: PluggableApplicationHost.Configuration) {
+        hookDeadline = descriptor.deadline ?? configuration.hookDeadline
+        launchDeadline = descriptor.launchDeadline ?? configuration.launchDeadline
+        stallLimit = Self.stallLimit(hookDeadline: hookDeadline, host: configuration)
     }
 
     /// A service's stall limit: the host's, else three times its hook deadline; never shorter

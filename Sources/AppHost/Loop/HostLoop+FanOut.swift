@@ -15,10 +15,7 @@ extension HostLoop {
         for (index, result) in zip(targets, results) {
             record(result, of: event, at: index, in: &tally)
         }
-        bus.publish(LifecycleEventRecord(
-            event: event, from: from, to: to, duration: ContinuousClock.now - start,
-            overruns: tally.overruns, failures: tally.failures, serviceCount: targets.count
-        ))
+        bus.publish(tally.record(of: event, from: from, to: to, since: start, serviceCount: targets.count))
         return results
     }
 

@@ -42,10 +42,7 @@ extension HostLoop {
 
         var progress = LaunchFlow(services: services)
         func launchRecord() -> LifecycleEventRecord {
-            LifecycleEventRecord(
-                event: .didFinishLaunching, from: .notRunning, to: .launching, duration: ContinuousClock.now - start,
-                overruns: progress.tally.overruns, failures: progress.tally.failures, serviceCount: services.count - progress.dropped.count
-            )
+            progress.tally.record(of: .didFinishLaunching, from: .notRunning, to: .launching, since: start, serviceCount: services.count - progress.dropped.count)
         }
         if let failure = await progress.launch(descriptors, path: nil, options: restoredOptions, loop: &self, group: &group) {
             let isTerminated = failure.reason == .terminated

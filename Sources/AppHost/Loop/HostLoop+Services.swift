@@ -64,11 +64,6 @@ extension HostLoop {
         outlet.publish(status: status)
     }
 
-    /// A service's stall limit (`ServiceSlot.stallLimit(hookDeadline:host:)`).
-    func stallLimit(hookDeadline: Duration) -> Duration {
-        ServiceSlot.stallLimit(hookDeadline: hookDeadline, host: configuration)
-    }
-
     /// Looks at the host's health now (`HealthBook.check`), and arms a wake for the next stall
     /// limit a busy service can reach.
     mutating func checkHealth() {

@@ -30,7 +30,10 @@ extension HostLoop {
 
     /// Carries out `step` of `services[index]`'s supervisor as a request of its own.
     mutating func supervise(_ index: Int, _ step: RestartSupervisor.Step, group: inout DiscardingTaskGroup) async {
-        if case .failure(let refusal) = await SupervisionBook.carryOut(.supervise(step), of: index, loop: &self, group: &group) {
+        switch machine.decide(.supervise(step)) {
+        case .perform(let actions):
+            await SupervisionBook.carryOut(actions, of: index, loop: &self, group: &group)
+        case .refuse(let refusal):
             // Not taken now, so never: the step is not due again.
             services[index].supervisor?.retire()
             services[index].logger.notice("\(services[index].name): \(refusal)", metadata: ["service": "\(services[index].name)"])
@@ -44,21 +47,17 @@ extension HostLoop {
         let index = services.firstIndex { $0.name == name }
         let request = LifecycleRequest.restartService(name, isKnown: index != nil)
         // An unknown name is the machine's refusal too.
-        guard let index, case .perform = machine.decide(request) else {
+        guard let index, case .perform(let actions) = machine.decide(request) else {
             return .failure(SupervisionBook.restartError(name, machine.refusal(of: request), services: services))
         }
         logger.notice("\(name): restart requested", metadata: ["service": "\(name)"])
-        switch await SupervisionBook.carryOut(request, of: index, loop: &self, group: &group) {
-        case .failure(let refusal):
-            return .failure(SupervisionBook.restartError(name, refusal, services: services))
-        case .success(let id):
-            // A terminate that arrived during the restart cut it short: the machine says so now.
-            if case .refuse(let refusal) = machine.decide(request) { return .failure(SupervisionBook.restartError(name, refusal, services: services)) }
-            guard let new = services.firstIndex(where: { $0.id == id }), case .disabled(let reason) = services[new].health.condition else {
-                return .success(())
-            }
-            return .failure(ServiceRestartError(.failedToLaunch, service: name, reason: reason))
+        let id = await SupervisionBook.carryOut(actions, of: index, loop: &self, group: &group)
+        // A terminate that arrived during the restart cut it short: the machine says so now.
+        if case .refuse(let refusal) = machine.decide(request) { return .failure(SupervisionBook.restartError(name, refusal, services: services)) }
+        guard let new = services.firstIndex(where: { $0.id == id }), case .disabled(let reason) = services[new].health.condition else {
+            return .success(())
         }
+        return .failure(ServiceRestartError(.failedToLaunch, service: name, reason: reason))
     }
 
     /// The restart's log line, counter and bus message, once the run loop was started again.

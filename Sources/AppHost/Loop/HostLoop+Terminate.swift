@@ -26,10 +26,7 @@ extension HostLoop {
             retire(index)
             outlet.report(.progress(next: configuration.terminateDeadline))
         }
-        bus.publish(LifecycleEventRecord(
-            event: .willTerminate, from: .terminating, to: .notRunning, duration: ContinuousClock.now - start,
-            overruns: tally.overruns, failures: tally.failures, serviceCount: targets.count
-        ))
+        bus.publish(tally.record(of: .willTerminate, from: .terminating, to: .notRunning, since: start, serviceCount: targets.count))
         // Bytes handed over in willTerminate are in the stream before each call's answer.
         restorable.keep(machine, slots: services)
         restorable.persist(always: true)

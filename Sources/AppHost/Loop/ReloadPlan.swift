@@ -173,9 +173,7 @@ struct ReloadPlan {
         loop.services[index].descriptor = descriptor
         loop.services[index].supervisor?.policy = descriptor.restart
         loop.services[index].context = loop.services[index].context.with(configuration: descriptor.configuration)
-        loop.services[index].hookDeadline = descriptor.deadline ?? loop.configuration.hookDeadline
-        loop.services[index].stallLimit = loop.stallLimit(hookDeadline: loop.services[index].hookDeadline)
-        loop.services[index].launchDeadline = descriptor.launchDeadline ?? loop.configuration.launchDeadline
+        loop.services[index].takeDeadlines(of: descriptor, host: loop.configuration)
         return true
     }
 }

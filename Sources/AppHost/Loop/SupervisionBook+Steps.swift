@@ -9,14 +9,10 @@ extension SupervisionBook {
         return ServiceRestartError(.notRunning, service: name, reason: refusal.reason)
     }
 
-    /// Asks the machine about a supervision request for `services[index]` and performs its
-    /// steps on that service; returns the id of the service in its place.
-    static func carryOut(_ request: LifecycleRequest, of index: Int, loop: inout HostLoop, group: inout DiscardingTaskGroup) async -> Result<Int, LifecycleRefusal> {
-        let actions: [LifecycleAction]
-        switch loop.machine.decide(request) {
-        case .refuse(let refusal): return .failure(refusal)
-        case .perform(let steps): actions = steps
-        }
+    /// Performs the steps the machine gave a supervision request on `services[index]`; returns
+    /// the id of the service in its place.
+    @discardableResult
+    static func carryOut(_ actions: [LifecycleAction], of index: Int, loop: inout HostLoop, group: inout DiscardingTaskGroup) async -> Int {
         var id = loop.services[index].id
         for action in actions {
             switch action {
@@ -35,7 +31,7 @@ extension SupervisionBook {
                 loop.apply(action)
             }
         }
-        return .success(id)
+        return id
     }
 
     /// A full restart: `willTerminate` to the old instance, a new one from its factory with its

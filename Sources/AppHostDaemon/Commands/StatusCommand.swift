@@ -61,7 +61,7 @@ struct StatusCommand {
     }
 
     static func text(_ report: HostDBusClient.Report, identity: DaemonIdentity) -> String {
-        var text = "\(report.healthy ? "●" : "×") \(identity.commandName): \(report.status)\n"
+        var text = line(report, identity: identity) + "\n"
         text += "  State:   \(report.state)\n"
         text += "  Session: \(report.sessionLocked ? "locked" + (report.sessionLockReason.isEmpty ? "" : " (\(report.sessionLockReason))") : "unlocked")\n"
         text += "  Health:  \(report.healthy ? "healthy" : "unhealthy: \(report.healthProblem)")\n\n"

@@ -32,7 +32,7 @@ struct LocalNotification: Sendable, Hashable {
     func redacted(appName: String) -> LocalNotification {
         LocalNotification(
             kind: kind, title: appName,
-            body: count == 1 ? "1 new notification" : "\(count) new notifications",
+            body: count.counted("new notification"),
             count: count, isRedacted: true
         )
     }

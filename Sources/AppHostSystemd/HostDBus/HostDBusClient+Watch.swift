@@ -33,14 +33,7 @@ extension HostDBusClient {
 
     /// Whether a `NameOwnerChanged` says that `name` lost its owner.
     private static func isLeaving(_ name: String, in message: OpaquePointer) -> Bool {
-        var changedName: UnsafePointer<CChar>?
-        var oldOwner: UnsafePointer<CChar>?
-        var newOwner: UnsafePointer<CChar>?
-        guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &changedName) > 0,
-            sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &oldOwner) > 0,
-            sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &newOwner) > 0,
-            let changedName, let newOwner
-        else { return false }
-        return String(cString: changedName) == name && newOwner.pointee == 0
+        guard DBusMessage.readString(message) == name, DBusMessage.readString(message) != nil else { return false }
+        return DBusMessage.readString(message) == ""
     }
 }
