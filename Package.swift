@@ -7,6 +7,7 @@ let package = Package(
     name: "apphostd",
     products: [
         .library(name: "AppHost", targets: ["AppHost"]),
+        .library(name: "AppHostSupport", targets: ["AppHostSupport"]),
         .library(name: "AppHostSystemd", targets: ["AppHostSystemd"]),
         .library(name: "AppHostServices", targets: ["AppHostServices"]),
         .library(name: "AppHostDaemon", targets: ["AppHostDaemon"]),
@@ -58,10 +59,20 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // What the edge and the built-in services share, below both: JSON, atomic files and the
+        // state directory's lock, error text, the process's environment, reading a whole fd.
+        .target(
+            name: "AppHostSupport",
+            dependencies: [
+                "AppHost",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         .target(
             name: "AppHostSystemd",
             dependencies: [
                 "AppHost",
+                "AppHostSupport",
                 "CAppHostShims",
                 "CSystemd",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -75,6 +86,7 @@ let package = Package(
             name: "AppHostServices",
             dependencies: [
                 "AppHost",
+                "AppHostSupport",
                 "AppHostSystemd",
                 "CAppHostShims",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -89,6 +101,7 @@ let package = Package(
             name: "AppHostDaemon",
             dependencies: [
                 "AppHost",
+                "AppHostSupport",
                 "AppHostSystemd",
                 "AppHostServices",
                 "CApphostdPrelude",
@@ -173,6 +186,10 @@ let package = Package(
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
+        ),
+        .testTarget(
+            name: "AppHostSupportTests",
+            dependencies: ["AppHostSupport", "AppHostTestSupport", .product(name: "SystemPackage", package: "swift-system")]
         ),
         .testTarget(
             name: "AppHostServicesTests",

@@ -8,7 +8,7 @@ location and are not counted; neither are implementations that inherit a protoco
 """
 import glob, json, os, sys
 
-MODULES = ["AppHost", "AppHostSystemd", "AppHostServices", "AppHostDaemon", "AppHostTestKit"]
+MODULES = ["AppHost", "AppHostSupport", "AppHostSystemd", "AppHostServices", "AppHostDaemon", "AppHostTestKit"]
 
 
 def main(directory):

@@ -27,7 +27,7 @@ python3 scripts/check-docs.py "$(dirname "$(swift build --show-bin-path)")/symbo
 # The name-clash check names every public type (HummingbirdReadinessTests builds it, and sees it
 # fail on a planted clash).
 python3 scripts/check-names.py "$(dirname "$(swift build --show-bin-path)")/symbolgraph"
-for target in AppHost AppHostSystemd AppHostServices; do
+for target in AppHost AppHostSupport AppHostSystemd AppHostServices; do
   swift package generate-documentation --target "$target" --warnings-as-errors
 done
 # The Prometheus alerting rules: promtool check rules, promtool test rules.

@@ -1,6 +1,7 @@
 import AppHost
 import AppHostDaemon
 import AppHostServices
+import AppHostSupport
 import AppHostSystemd
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import AppHost
 import AppHostDaemon
 import AppHostServices
+import AppHostSupport
 import AppHostSystemd
 
 /// One reader of outside bytes, fed what the daemon feeds it, with the reader's invariants as

@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSupport
 import Logging
 
 // Names and signatures of earlier releases, kept for one release so that code written against
@@ -50,3 +51,11 @@ extension LogindEdge {
         self.init(host: host, who: who, logger: logger, on: nil, session: session)
     }
 }
+
+/// Moved to AppHostSupport, which the built-in services share with the edge.
+@available(*, deprecated, message: "import AppHostSupport: StateDirectoryLock moved there")
+public typealias StateDirectoryLock = AppHostSupport.StateDirectoryLock
+
+/// Moved to AppHostSupport, which the built-in services share with the edge.
+@available(*, deprecated, message: "import AppHostSupport: ProcessEnvironment moved there")
+public typealias ProcessEnvironment = AppHostSupport.ProcessEnvironment

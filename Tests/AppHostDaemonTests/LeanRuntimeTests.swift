@@ -5,7 +5,7 @@ import Testing
 /// of the static binary, 10 MiB of idle memory and 3 ms of every start.
 @Suite("Lean runtime")
 struct LeanRuntimeTests {
-    static let daemonModules = ["AppHost", "AppHostSystemd", "AppHostServices", "AppHostDaemon", "apphostd"]
+    static let daemonModules = ["AppHost", "AppHostSupport", "AppHostSystemd", "AppHostServices", "AppHostDaemon", "apphostd"]
 
     /// Every `import` line of the daemon's modules that names a Foundation module.
     static func foundationImports() throws -> [String] {

@@ -1,3 +1,4 @@
+import AppHostSupport
 import AppHostTestKit
 import AppHostTestSupport
 import CoreMetrics

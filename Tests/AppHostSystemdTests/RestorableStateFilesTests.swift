@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSupport
 import AppHostTestKit
 import AppHostTestSupport
 import Glibc

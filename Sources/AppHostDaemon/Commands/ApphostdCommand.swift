@@ -1,5 +1,6 @@
 import AppHost
 import AppHostServices
+import AppHostSupport
 import AppHostSystemd
 import CApphostdPrelude
 import Glibc

@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSupport
 import AppHostSystemd
 import Logging
 

@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSupport
 import AppHostSystemd
 
 /// How the last reload ended, kept in the state directory (`last-reload.json`) for

@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSupport
 import AppHostSystemd
 
 /// The append-only event log's framing: each record is a 4-byte little-endian payload length,

@@ -1,3 +1,4 @@
+import AppHostSupport
 import AppHostSystemd
 
 /// A desktop notification that could not be sent.

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import AppHostSupport
 import Glibc
 #endif
 import AppHostSystemd

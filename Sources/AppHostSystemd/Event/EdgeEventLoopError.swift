@@ -1,3 +1,4 @@
+import AppHostSupport
 /// The edge's event loop could not start: its wake-up eventfd, its sd-event loop or its thread.
 /// Whoever starts one says what it was for (the signal reader, the memory-pressure watcher,
 /// the bus): this error says what failed, not what for.

@@ -1,3 +1,4 @@
+import AppHostSupport
 import Glibc
 import Logging
 import Synchronization
@@ -37,7 +38,7 @@ public struct JournalLogHandler: LogHandler {
     public init(
         label: String,
         identifier: String = "apphostd",
-        environment: [String: String] = ProcessEnvironment.current
+        environment: [String: String] = AppHostSupport.ProcessEnvironment.current
     ) {
         self.init(label: label, identifier: identifier, environment: environment,
                   outputFD: STDERR_FILENO, levelControl: .shared, metadataProvider: nil)
@@ -123,7 +124,7 @@ public struct JournalLogHandler: LogHandler {
         LogLevelControl.shared.level = level
         guard bootstrapped.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
-        let environment = ProcessEnvironment.current
+        let environment = AppHostSupport.ProcessEnvironment.current
         LoggingSystem.bootstrap({ label, provider in
             JournalLogHandler(label: label, identifier: identifier, environment: environment,
                               outputFD: STDERR_FILENO, levelControl: .shared, metadataProvider: provider)

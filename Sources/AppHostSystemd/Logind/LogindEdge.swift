@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSupport
 import Glibc
 import Logging
 import ServiceLifecycle

@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSupport
 import Glibc
 
 /// Which source to watch: `$MEMORY_PRESSURE_WATCH` and `$MEMORY_PRESSURE_WRITE`, the own

@@ -1,3 +1,4 @@
+import AppHostSupport
 extension MemoryPressureSource {
     /// The PSI triggers used when the source picks the pressure file itself (no
     /// `$MEMORY_PRESSURE_WATCH`): `some <warningStall> <window>` means warning,

@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSupport
 import CSystemd
 import Glibc
 import Logging
@@ -28,7 +29,7 @@ public final class MemoryPressureSource: Sendable {
 
     /// Chooses and opens the source and starts its poll thread.
     public convenience init(
-        environment: [String: String] = ProcessEnvironment.current,
+        environment: [String: String] = AppHostSupport.ProcessEnvironment.current,
         thresholds: Thresholds = .default,
         logger: Logger
     ) {

@@ -1,3 +1,4 @@
+import AppHostSupport
 import Logging
 import ServiceLifecycle
 import Synchronization

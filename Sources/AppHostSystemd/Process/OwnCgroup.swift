@@ -1,3 +1,4 @@
+import AppHostSupport
 /// The process's own cgroup v2 path, from the `0::/path` line of /proc/self/cgroup.
 enum OwnCgroup {
     /// The path (`/system.slice/apphostd.service`); nil on cgroup v1 or when unreadable.

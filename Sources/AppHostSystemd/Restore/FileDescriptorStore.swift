@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSupport
 import CSystemd
 import SystemPackage
 
@@ -27,7 +28,7 @@ public struct FileDescriptorStore: Sendable {
 
     /// The store behind `environment`'s `$NOTIFY_SOCKET`, keeping its entry under `name`.
     /// - Precondition: `isValidName(name)`.
-    public init(name: String = defaultName, environment: [String: String] = ProcessEnvironment.current) {
+    public init(name: String = defaultName, environment: [String: String] = AppHostSupport.ProcessEnvironment.current) {
         precondition(Self.isValidName(name), "\"\(name)\" is not a valid FDNAME: printable ASCII without \":\", 1 to 255 characters")
         self.name = name
         self.limit = environment["FDSTORE"].flatMap { Int($0) }

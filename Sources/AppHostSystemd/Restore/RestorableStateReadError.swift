@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSupport
 import SystemPackage
 
 /// Why a kept copy of `RestorableState` was not read back: what the file is and what was wrong

@@ -1,3 +1,4 @@
+import AppHostSupport
 /// Why the signal path could not be set up; its description says what to do about it.
 ///
 /// A struct with a ``Code``, as swift-service-lifecycle's `ServiceGroupError`: a new code is not

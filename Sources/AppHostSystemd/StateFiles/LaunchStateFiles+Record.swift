@@ -1,4 +1,5 @@
 import AppHost
+import AppHostSupport
 
 extension LaunchStateFiles.Record {
     /// Why `launch-state.json` could not be read.

@@ -1,3 +1,4 @@
+import AppHostSupport
 import CSystemd
 import Glibc
 

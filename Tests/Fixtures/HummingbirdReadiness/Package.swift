@@ -35,6 +35,7 @@ let package = Package(
                 .product(name: "AppHost", package: "apphostd"),
                 .product(name: "AppHostDaemon", package: "apphostd"),
                 .product(name: "AppHostServices", package: "apphostd"),
+                .product(name: "AppHostSupport", package: "apphostd"),
                 .product(name: "AppHostSystemd", package: "apphostd"),
                 .product(name: "AppHostTestKit", package: "apphostd"),
                 .product(name: "Configuration", package: "swift-configuration"),

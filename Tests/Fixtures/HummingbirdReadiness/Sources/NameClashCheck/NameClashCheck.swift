@@ -5,6 +5,7 @@
 import AppHost
 import AppHostDaemon
 import AppHostServices
+import AppHostSupport
 import AppHostSystemd
 import AppHostTestKit
 import Configuration

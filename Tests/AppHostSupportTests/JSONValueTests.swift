@@ -1,7 +1,7 @@
+@testable import AppHostSupport
 import Foundation
 import Testing
 
-@testable import AppHostSystemd
 
 @Suite struct JSONValueTests {
     @Test("reads what JSONSerialization reads, and writes what it reads back equal")

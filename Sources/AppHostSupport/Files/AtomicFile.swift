@@ -134,7 +134,7 @@ package enum AtomicFile {
     /// later `write` into the same directory) makes the entry durable.
     /// Something else in its place (a FIFO, which would block the open, a symbolic link, an
     /// empty directory) is removed first and a file made.
-    static func writeMarker(_ data: [UInt8], to path: String, permissions: mode_t = 0o600) throws(Failure) {
+    package static func writeMarker(_ data: [UInt8], to path: String, permissions: mode_t = 0o600) throws(Failure) {
         var fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, permissions)
         var status = stat()
         if fd >= 0, fstat(fd, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
@@ -179,7 +179,7 @@ package enum AtomicFile {
 
     /// Syncs `path`'s data and size to disk, for a file written with `durable: false` whose
     /// sync could wait until later.
-    static func sync(_ path: String) throws(Failure) {
+    package static func sync(_ path: String) throws(Failure) {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { throw Failure(operation: "open", path: path, code: errno) }
         defer { close(fd) }
@@ -189,7 +189,7 @@ package enum AtomicFile {
     /// Gives `path`'s file a second name, `copy`, replacing what `copy` named at once (a link
     /// made beside it, renamed over it): a crash never leaves `copy` missing once it existed.
     /// Durable with the directory's next sync.
-    static func link(_ path: String, as copy: String) throws(Failure) {
+    package static func link(_ path: String, as copy: String) throws(Failure) {
         let temporary = copy + ".tmp-\(getpid())"
         unlink(temporary)
         guard Glibc.link(path, temporary) == 0 else { throw Failure(operation: "link", path: temporary, code: errno) }
@@ -208,7 +208,7 @@ package enum AtomicFile {
     }
 
     /// `syncDirectory(of:)`, saying what failed.
-    static func syncDirectoryReportingFailure(of path: String) throws(Failure) {
+    package static func syncDirectoryReportingFailure(of path: String) throws(Failure) {
         let directory = parentDirectory(of: path)
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw Failure(operation: "open", path: directory, code: errno) }

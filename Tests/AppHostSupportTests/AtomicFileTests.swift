@@ -1,8 +1,8 @@
+@testable import AppHostSupport
 import AppHostTestSupport
 import Foundation
 import Testing
 
-@testable import AppHostSystemd
 
 @Suite struct AtomicFileTests {
     @Test func makeDirectoryCreatesParentsWithMode0700() throws {

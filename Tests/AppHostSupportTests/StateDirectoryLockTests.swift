@@ -1,4 +1,4 @@
-import AppHostSystemd
+@testable import AppHostSupport
 import AppHostTestSupport
 import Foundation
 import Testing

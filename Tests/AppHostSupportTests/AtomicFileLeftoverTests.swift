@@ -1,9 +1,9 @@
+@testable import AppHostSupport
 import AppHostTestSupport
 import Foundation
 import Glibc
 import Testing
 
-@testable import AppHostSystemd
 
 /// What killed writes leave in a state directory is removed at the next start, whoever wrote it
 /// (the launch state, the restorable state, the last reload's record, analytics).

@@ -1,7 +1,7 @@
+@testable import AppHostSupport
 import Glibc
 import Testing
 
-@testable import AppHostSystemd
 
 @Suite struct ProcessEnvironmentTests {
     @Test("NAME=value pairs: the value is everything after the first =, UTF-8 intact, the first of a name wins")

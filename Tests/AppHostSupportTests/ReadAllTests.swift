@@ -1,9 +1,9 @@
+@testable import AppHostSupport
 import AppHostTestSupport
 import Foundation
 import SystemPackage
 import Testing
 
-@testable import AppHostSystemd
 
 @Suite("FileDescriptor.readAll")
 struct ReadAllTests {
