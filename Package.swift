@@ -87,8 +87,6 @@ let package = Package(
             dependencies: [
                 "AppHost",
                 "AppHostSupport",
-                "AppHostSystemd",
-                "CAppHostShims",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceContextModule", package: "swift-service-context"),
@@ -193,7 +191,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppHostServicesTests",
-            dependencies: ["AppHostServices", "AppHostTestKit", "AppHostTestSupport", "NotificationTestSupport", "CSystemd", .product(name: "Logging", package: "swift-log"), .product(name: "Prometheus", package: "swift-prometheus")]
+            dependencies: ["AppHostServices", "AppHostSupport", "AppHostSystemd", "AppHostTestKit", "AppHostTestSupport", .product(name: "Logging", package: "swift-log"), .product(name: "Prometheus", package: "swift-prometheus")]
         ),
         .testTarget(
             name: "AppHostDaemonTests",

@@ -70,10 +70,10 @@ extension FuzzTarget {
         }
     }
 
-    private static func busFlag(_ bus: HostDBusClient.Bus) -> [String] {
+    private static func busFlag(_ bus: DBusAddress) -> [String] {
         switch bus {
         case .user: [Invocation.Option.user.name]
-        case .system: []
+        case .system, .default, .address: []
         }
     }
 

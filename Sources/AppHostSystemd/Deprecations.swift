@@ -43,6 +43,12 @@ public typealias MetricsTextfile = MetricsTextfileEdge
 @available(*, deprecated, renamed: "RestorableStateFileEdge")
 public typealias RestorableStateWriter = RestorableStateFileEdge
 
+extension LogControlEdge {
+    /// Which bus: now one type for every bus the edge speaks on.
+    @available(*, deprecated, renamed: "AppHostSystemd.DBusAddress")
+    public typealias DBusAddress = AppHostSystemd.DBusAddress
+}
+
 extension LogindEdge {
     /// As `init(host:who:logger:session:)`: the sleep's request itself now waits for the disk,
     /// so `save` is not called.

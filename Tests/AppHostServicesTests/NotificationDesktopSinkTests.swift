@@ -1,49 +1,76 @@
 @testable import AppHostServices
 import AppHost
-import CSystemd
-import Foundation
+import AppHostSupport
 import Logging
 import Synchronization
 import AppHostTestKit
 import AppHostTestSupport
-import NotificationTestSupport
 import Testing
 
+/// The desktop sink through a transport of the test's: what the service hands it, and how it
+/// lives with one that is missing, off or failing. The real transport (sd-bus on the edge loop)
+/// is DesktopNotificationClientTests'.
 @Suite struct NotificationDesktopSinkTests {
-    @Test func notifyReachesANotificationServerOnTheSessionBus() async throws {
-        let bus = try TestSessionBus.start()
-        defer { bus.stop() }
-        let server = try await TestNotificationServer.start(address: bus.address)
+    /// A transport that records what it is given, and fails while told to.
+    final class RecordingTransport: DesktopNotificationTransport {
+        struct Sent: Sendable, Equatable {
+            let appName: String
+            let summary: String
+            let body: String
+        }
+
+        let sent = TestLog<Sent>()
+        let failure = Mutex<String?>(nil)
+        let unavailable: String?
+
+        init(unavailable: String? = nil) {
+            self.unavailable = unavailable
+        }
+
+        func unavailability() async -> String? { unavailable }
+
+        func notify(appName: String, summary: String, body: String) async throws {
+            if let reason = failure.withLock({ $0 }) { throw TransportFailure(reason: reason) }
+            sent.append(Sent(appName: appName, summary: summary, body: body))
+        }
+    }
+
+    struct TransportFailure: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { reason }
+    }
+
+    struct OwnNotifications: ApplicationService {}
+
+    @Test func theTransportGetsTheAppNameTitleAndBodyAndOnlyARedactedOneWhileLocked() async throws {
+        let transport = RecordingTransport()
         let service = try NotificationService(
             configuration: NotificationServiceTests.settings(on: ["reloadFailed"], sinks: ["desktop", "journal"], appName: "apphostd-test"),
-            environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]
+            desktopNotifications: transport
         )
         let logs = CapturedLogs()
         try await withRunningHost([ServiceDescriptor(name: "notification", service: service)], logs: logs) { host in
             host.bus.publish(ConfigurationReloadDidFail(message: "line 4: bad duration"))
-            let call = await server.calls.first { _ in true }
-            #expect(call?.appName == "apphostd-test")
-            #expect(call?.summary == "Configuration reload failed")
-            #expect(call?.body.contains("line 4: bad duration") == true)
-            #expect(call?.replacesID == 0)
-            #expect(call?.icon == "")
-            #expect(call?.expireTimeout == -1)
+            let sent = await transport.sent.first { _ in true }
+            #expect(sent?.appName == "apphostd-test")
+            #expect(sent?.summary == "Configuration reload failed")
+            #expect(sent?.body.contains("line 4: bad duration") == true)
 
             try await host.setSessionLocked(true)
             host.bus.publish(ConfigurationReloadDidFail(message: "while locked"))
-            let redacted = await server.calls.first { $0.body.contains("new notification") }
-            #expect(redacted?.summary == "apphostd-test")
-            #expect(redacted?.body == "1 new notification")
+            let redacted = await transport.sent.first { $0.body.contains("new notification") }
+            #expect(redacted == .init(appName: "apphostd-test", summary: "apphostd-test", body: "1 new notification"))
         }
-        #expect(!server.calls.all.contains { $0.body.contains("while locked") })
+        #expect(!transport.sent.all.contains { $0.body.contains("while locked") })
         #expect(!logs.all.contains { $0.level >= .error })
-        await server.stop()
     }
 
-    @Test func withoutASessionBusTheDesktopSinkSaysSoOnceAndStaysOff() async throws {
+    @Test("without a transport, or with one that says the bus is missing, the desktop sink says so once and stays off; the journal goes on", arguments: [nil, "no session bus at unix:path=/nonexistent/bus: No such file or directory"])
+    func aDesktopSinkWithoutABusSaysSoOnce(unavailable: String?) async throws {
+        let transport = unavailable.map { RecordingTransport(unavailable: $0) }
         let service = try NotificationService(
             configuration: NotificationServiceTests.settings(on: ["reloadFailed"], sinks: ["desktop", "journal"]),
-            environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent-h4b/bus"]
+            desktopNotifications: transport
         )
         let logs = CapturedLogs()
         try await withRunningHost([ServiceDescriptor(name: "notification", service: service)], logs: logs) { host in
@@ -53,62 +80,44 @@ import Testing
         }
         let reports = logs.all.filter { $0.message.contains("desktop notifications are off") }
         #expect(reports.count == 1)
-        #expect(reports.first?.message.contains("DBUS_SESSION_BUS_ADDRESS") == true)
+        #expect(reports.first?.message.contains(unavailable ?? "BuiltinServices.registry(desktopNotifications:") == true, "\(reports)")
+        #expect(transport?.sent.all.isEmpty ?? true)
         #expect(!logs.all.contains { $0.level >= .error })
     }
 
-    @Test("the session bus: DBUS_SESSION_BUS_ADDRESS as given, else the user's bus as sd_bus_open_user finds it")
-    func theSessionBusIsChosenAsSdBusWould() {
-        #expect(DesktopNotificationSink.sessionBus { $0 == "DBUS_SESSION_BUS_ADDRESS" ? "unix:path=/x" : nil } == .address("unix:path=/x"))
-        #expect(DesktopNotificationSink.sessionBus { $0 == "XDG_RUNTIME_DIR" ? "/run/user/1000" : nil } == .user, "sd-bus reads it itself")
-        #expect(DesktopNotificationSink.sessionBus { _ in nil } == .user)
-    }
-
-    @Test("sd-bus says whether the bus can be reached: not at a missing path nor at a regular file (off, with sd-bus's reason), at a listening socket yes")
-    func theSinkIsOffWhereSdBusCannotConnect() throws {
-        let directory = try makeTemporaryDirectory("apphost-runtime")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let sink = { DesktopNotificationSink(bus: .address("unix:path=\(directory)/bus"), appName: "x") }
-        let missing = sink().unavailability()
-        #expect(missing?.hasPrefix("no session bus at unix:path=\(directory)/bus (DBUS_SESSION_BUS_ADDRESS): ") == true, "\(missing ?? "nil")")
-        #expect(missing?.contains("No such file or directory") == true, "\(missing ?? "nil")")
-        #expect(FileManager.default.createFile(atPath: directory + "/bus", contents: Data()))
-        #expect(sink().unavailability() != nil, "a regular file is not a bus")
-        try FileManager.default.removeItem(atPath: directory + "/bus")
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(listener) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let path = Array((directory + "/bus").utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path) }
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        try #require(bound == 0 && listen(listener, 1) == 0)
-        #expect(sink().unavailability() == nil)
-    }
-
-    @Test func aFailingSinkIsReportedOnceAndRetriedWithBackoff() async throws {
-        let bus = try TestSessionBus.start()
-        defer { bus.stop() }
+    @Test func aFailingTransportIsReportedOnceAndRetriedWithBackoffInOrder() async throws {
+        let transport = RecordingTransport()
+        transport.failure.withLock { $0 = "org.freedesktop.DBus.Error.ServiceUnknown: no notification server" }
         let service = try NotificationService(
             configuration: NotificationServiceTests.settings(on: ["reloadFailed"], sinks: ["desktop"]),
-            environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]
+            desktopNotifications: transport, maximumBackoff: .seconds(60)
         )
         let logs = CapturedLogs()
         try await withRunningHost([ServiceDescriptor(name: "notification", service: service)], logs: logs) { host in
-            // Nobody owns org.freedesktop.Notifications yet: the call fails.
             host.bus.publish(ConfigurationReloadDidFail(message: "first"))
             let failure = await logs.first { $0.level == .error && $0.message.contains("desktop notifications failed") }
             #expect(failure?.message.contains("ServiceUnknown") == true)
             host.bus.publish(ConfigurationReloadDidFail(message: "second"))
 
-            // A server appears; the retry (after 1s, then 2s) delivers both, in order.
-            let server = try await TestNotificationServer.start(address: bus.address)
-            let second = await server.calls.first { $0.body.hasPrefix("second") }
-            #expect(second != nil)
-            #expect(server.calls.all.map { String($0.body.prefix(6)) } == ["first.", "second"])
+            // The server appears; the retry (after 1s, then 2s) delivers both, in order.
+            transport.failure.withLock { $0 = nil }
+            #expect(await transport.sent.first { $0.body.hasPrefix("second") } != nil)
+            #expect(transport.sent.all.map { String($0.body.prefix(6)) } == ["first.", "second"])
             #expect(await logs.first { $0.message.contains("desktop notifications work again") } != nil)
-            await server.stop()
         }
         #expect(logs.all.filter { $0.level == .error }.count == 1)
+    }
+
+    @Test func theDaemonsTransportReplacesOnlyTheBuiltinNotificationType() throws {
+        let transport = RecordingTransport()
+        let builtin = BuiltinServices.providingDesktopNotifications(transport, in: BuiltinServices.registry())
+        let made = try builtin.makeService(type: NotificationService.typeName, configuration: NotificationServiceTests.settings(on: ["reloadFailed"], sinks: ["desktop"]))
+        #expect((made as? NotificationService)?.hasDesktopTransport == true)
+        #expect((try BuiltinServices.registry().makeService(type: NotificationService.typeName, configuration: NotificationServiceTests.settings(on: ["reloadFailed"])) as? NotificationService)?.hasDesktopTransport == false)
+
+        var own = ServiceRegistry()
+        own.register(NotificationService.typeName, summary: "mine") { OwnNotifications() }
+        let kept = try BuiltinServices.providingDesktopNotifications(transport, in: own).makeService(type: NotificationService.typeName, configuration: ServiceSection([:]))
+        #expect(kept is OwnNotifications)
     }
 }

@@ -20,7 +20,7 @@ import Testing
     }
 
     @Test func journalRecordsCarryAStableMessageID() async throws {
-        let service = try NotificationService(configuration: Self.settings(on: ["reloadFailed", "didEnterBackground"]), environment: [:])
+        let service = try NotificationService(configuration: Self.settings(on: ["reloadFailed", "didEnterBackground"]))
         let logs = CapturedLogs()
         try await withRunningHost([ServiceDescriptor(name: "notification", service: service)], logs: logs) { host in
             host.bus.publish(ConfigurationReloadDidFail(message: "apphostd.yaml:3: services[0].type: unknown type"))
@@ -46,7 +46,7 @@ import Testing
     // Fails where the run loop sends without the request's context: no request_id.
     @Test("a notification's journal record carries the id of the request that caused it")
     func notificationsCarryTheirRequestID() async throws {
-        let service = try NotificationService(configuration: Self.settings(on: ["didEnterBackground"]), environment: [:])
+        let service = try NotificationService(configuration: Self.settings(on: ["didEnterBackground"]))
         let logs = CapturedLogs()
         try await withRunningHost([ServiceDescriptor(name: "notification", service: service)], logs: logs) { host in
             let records = host.bus.subscribe(to: LifecycleEventRecord.self)
@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test func contentIsRedactedWhileTheSessionIsLocked() async throws {
-        let service = try NotificationService(configuration: Self.settings(on: ["reloadFailed"], appName: "kiosk"), environment: [:])
+        let service = try NotificationService(configuration: Self.settings(on: ["reloadFailed"], appName: "kiosk"))
         let logs = CapturedLogs()
         try await withRunningHost([ServiceDescriptor(name: "notification", service: service)], logs: logs) { host in
             try await host.setSessionLocked(true)
@@ -82,7 +82,7 @@ import Testing
     }
 
     @Test func identicalNotificationsWithinTheWindowAreSentOnce() async throws {
-        let service = try NotificationService(configuration: Self.settings(on: ["reloadFailed"], window: "400ms"), environment: [:])
+        let service = try NotificationService(configuration: Self.settings(on: ["reloadFailed"], window: "400ms"))
         let logs = CapturedLogs()
         try await withRunningHost([ServiceDescriptor(name: "notification", service: service)], logs: logs) { host in
             for _ in 0..<3 { host.bus.publish(ConfigurationReloadDidFail(message: "same problem")) }
@@ -96,7 +96,7 @@ import Testing
     }
 
     @Test func coalescedNotificationsAreCountedWhenRedacted() async throws {
-        let service = try NotificationService(configuration: Self.settings(on: ["reloadFailed"], window: "300ms"), environment: [:])
+        let service = try NotificationService(configuration: Self.settings(on: ["reloadFailed"], window: "300ms"))
         let logs = CapturedLogs()
         try await withRunningHost([ServiceDescriptor(name: "notification", service: service)], logs: logs) { host in
             try await host.setSessionLocked(true)
@@ -107,7 +107,7 @@ import Testing
     }
 
     @Test func sessionLockChangesAndOverrunsNotify() async throws {
-        let service = try NotificationService(configuration: Self.settings(on: ["sessionLocked", "sessionUnlocked", "overran"]), environment: [:])
+        let service = try NotificationService(configuration: Self.settings(on: ["sessionLocked", "sessionUnlocked", "overran"]))
         let logs = CapturedLogs()
         try await withRunningHost([
             ServiceDescriptor(name: "notification", service: service),

@@ -79,7 +79,7 @@ extension Invocation {
         if values[Option.user.name] != nil, values[Option.system.name] != nil {
             throw UsageError(message: "--user and --system exclude each other", subcommand: subcommand)
         }
-        let bus: HostDBusClient.Bus = values[Option.user.name] != nil ? .user : .system
+        let bus: DBusAddress = values[Option.user.name] != nil ? .user : .system
         switch subcommand {
         case .run: return .run(config: config)
         case .check: return .check(config: config)

@@ -17,9 +17,9 @@ package enum Invocation: Equatable, Sendable {
     /// `reload`: SIGHUPs the running daemon and waits for its answer (for `ExecReload=`).
     case reload(pid: String?, config: String?, stateDirectory: String?)
     /// `status`: what the running daemon says about itself and each service, over the bus.
-    case status(json: Bool, watch: Bool = false, bus: HostDBusClient.Bus)
+    case status(json: Bool, watch: Bool = false, bus: DBusAddress)
     /// `restart NAME`: restarts one service of the running daemon, over the bus.
-    case restart(service: String, bus: HostDBusClient.Bus)
+    case restart(service: String, bus: DBusAddress)
     /// `record-exit`: records why the daemon's process ended, for its next launch (for
     /// `ExecStopPost=`).
     case recordExit(config: String?, stateDirectory: String?)

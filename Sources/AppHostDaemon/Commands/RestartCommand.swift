@@ -5,7 +5,7 @@ import AppHostSystemd
 /// (`org.apphost.Host1.RestartService`); waits until it runs again or failed to.
 struct RestartCommand {
     let service: String
-    let bus: HostDBusClient.Bus
+    let bus: DBusAddress
     let identity: DaemonIdentity
     /// Above a launch deadline's default (30 s): the restart runs the service's launch hooks.
     static let timeout = Duration.seconds(90)

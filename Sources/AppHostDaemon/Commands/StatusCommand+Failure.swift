@@ -4,7 +4,7 @@ import Glibc
 extension StatusCommand {
     /// What a failed call prints, and the exit status it means. Each message says what is
     /// missing and what to do, for the bus the command was given.
-    static func fail(_ error: HostDBusClient.Failure, command: String, busName: String, bus: HostDBusClient.Bus, identity: DaemonIdentity) -> ExitStatus {
+    static func fail(_ error: HostDBusClient.Failure, command: String, busName: String, bus: DBusAddress, identity: DaemonIdentity) -> ExitStatus {
         let name = identity.commandName
         let invocation = "\(name) \(command)"
         if let errno = error.unreachable {
@@ -15,7 +15,7 @@ extension StatusCommand {
         case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
             let hint = switch bus {
             case .user: "is it running? (systemctl --user status \(name)); for the system unit, leave out --user"
-            case .system: "is it running? (systemctl status \(name)); for a unit of your user manager, add --user"
+            case .system, .default, .address: "is it running? (systemctl status \(name)); for a unit of your user manager, add --user"
             }
             StandardError.write("\(invocation): no daemon on the \(bus == .user ? "user" : "system") bus as \(busName): \(hint)\n")
             return .unavailable
@@ -40,7 +40,7 @@ extension StatusCommand {
     }
 
     /// Why `bus` could not be reached, in words, and what to do.
-    static func unreachable(_ bus: HostDBusClient.Bus, errno: Int32, reason: String, name: String) -> String {
+    static func unreachable(_ bus: DBusAddress, errno: Int32, reason: String, name: String) -> String {
         switch bus {
         case .user where errno == ENOMEDIUM:
             // sd_bus_open_user's answer when neither variable says where the bus is.
@@ -52,6 +52,9 @@ extension StatusCommand {
             return "no system bus to reach the daemon on (\(reason)): start D-Bus (systemctl start dbus.socket; Debian's package dbus), or for a unit of your user manager add --user"
         case .system:
             return "cannot reach the system bus (\(reason)); for a unit of your user manager, add --user"
+        case .default, .address:
+            // The commands ask for --user or the system bus only.
+            return "cannot reach the bus \(bus.place) (\(reason))"
         }
     }
 }

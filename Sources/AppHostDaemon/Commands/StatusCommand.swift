@@ -9,7 +9,7 @@ import Glibc
 struct StatusCommand {
     let json: Bool
     var watch = false
-    let bus: HostDBusClient.Bus
+    let bus: DBusAddress
     let identity: DaemonIdentity
 
     func run() -> ExitStatus {

@@ -1,4 +1,5 @@
 import AppHost
+import AppHostServices
 import AppHostSupport
 import AppHostSystemd
 import CApphostdPrelude
@@ -84,6 +85,18 @@ struct Daemon: Sendable {
             CoreMetrics.Gauge(label: "apphost_info", dimensions: [("version", identity.version)], factory: metrics.factory).record(1)
         }
 
+        // One thread for the OS edge: the signal reader, the memory-pressure watcher and the
+        // buses (each thread costs a stack, a malloc arena and a start).
+        let edge: EdgeEventLoop
+        do {
+            edge = try EdgeEventLoop(name: "apphost-edge")
+        } catch {
+            logger.critical("\(error)")
+            notifier.status("\(error)")
+            return .launchFailed
+        }
+        // The notification service's desktop sink, on the edge's loop: the user's session bus.
+        let registry = BuiltinServices.providingDesktopNotifications(DesktopNotificationClient(bus: .user, on: edge), in: self.registry)
         let host: PluggableApplicationHost
         do {
             host = try PluggableApplicationHost(
@@ -92,6 +105,7 @@ struct Daemon: Sendable {
                 logger: logger
             )
         } catch {
+            edge.close()
             return refuse(error)
         }
 
@@ -104,17 +118,7 @@ struct Daemon: Sendable {
         }
         let reporter = SystemdNotifyEdge(host: host, notifier: notifier, reloadStatus: "reloading \(configPath)", triggersWatchdog: watchdog != nil)
         let reloader = Reloader(configPath: configPath, loader: loader, registry: registry, logger: logger, recorder: ReloadRecorder(stateDirectory: configuration.stateDirectory), metrics: configuration.metrics)
-        // One thread for the OS edge's poll loops: the signal reader and the memory-pressure
-        // watcher (each thread costs a stack, a malloc arena and a start).
         let signals: LifecycleSignalEdge
-        let edge: EdgeEventLoop
-        do {
-            edge = try EdgeEventLoop(name: "apphost-edge")
-        } catch {
-            logger.critical("\(error)")
-            notifier.status("\(error)")
-            return .launchFailed
-        }
         do {
             signals = try LifecycleSignalEdge(host: host, logger: logger, on: edge) { await reloader.reload(host: $0) }
         } catch {

@@ -1,6 +1,5 @@
 import AppHost
 import AppHostSupport
-import AppHostSystemd
 
 /// One thing analytics counts, as it is stored in the event log.
 package struct AnalyticsEvent: Sendable, Hashable {

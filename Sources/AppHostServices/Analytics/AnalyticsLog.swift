@@ -1,6 +1,5 @@
 import AppHost
 import AppHostSupport
-import AppHostSystemd
 
 /// The append-only event log's framing: each record is a 4-byte little-endian payload length,
 /// a 4-byte little-endian CRC-32 of the payload, then the JSON payload.

@@ -1,6 +1,5 @@
 import AppHost
 import AppHostSupport
-import AppHostSystemd
 
 /// Usage analytics totals, as `apphostd analytics` prints them and `summary.json` stores them.
 public struct AnalyticsReport: Sendable, Codable, Hashable {

@@ -7,7 +7,7 @@ struct JournalNotificationSink: NotificationSink {
 
     var name: String { "journal" }
 
-    func unavailability() -> String? { nil }
+    func unavailability() async -> String? { nil }
 
     func deliver(_ notification: LocalNotification) async throws {
         var metadata: Logger.Metadata = [

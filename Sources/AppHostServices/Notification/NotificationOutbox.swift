@@ -29,19 +29,21 @@ struct NotificationOutbox {
     private let logger: Logger
     private let appName: String
 
-    init(sinks: [any NotificationSink], window: Duration, maximumBackoff: Duration, appName: String, logger: Logger) {
+    init(sinks: [any NotificationSink], window: Duration, maximumBackoff: Duration, appName: String, logger: Logger) async {
         self.appName = appName
         self.window = window
         self.maximumBackoff = maximumBackoff
         self.logger = logger
-        self.sinks = sinks.map { sink in
+        var states: [SinkState] = []
+        for sink in sinks {
             var state = SinkState(sink: sink)
-            if let reason = sink.unavailability() {
+            if let reason = await sink.unavailability() {
                 state.isActive = false
                 logger.warning("\(sink.name) notifications are off: \(reason)", metadata: ["sink": "\(sink.name)"])
             }
-            return state
+            states.append(state)
         }
+        self.sinks = states
     }
 
     /// Sends `notification` unless an identical one went out within the window, in which case it

@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AppHost
+import AppHostSupport
 import Logging
 import ServiceContextModule
 import Synchronization
@@ -48,18 +46,27 @@ public final class NotificationService: ApplicationService {
     let appName: String
     /// Longest wait between retries of a failing sink.
     let maximumBackoff: Duration
-    private let environment: [String: String]?
+    /// Where the desktop sink sends; nil: no desktop here.
+    private let desktop: (any DesktopNotificationTransport)?
+    /// Whether it was given a desktop transport.
+    var hasDesktopTransport: Bool { desktop != nil }
     /// The service's own view of the lock, from lock messages and protected-data hooks; nil
     /// until it heard of one (then the host's `isSessionLocked` answers).
     private let lockView = Mutex<Bool?>(nil)
 
-    /// Builds the service from its settings section.
+    /// Builds the service from its settings section, without a desktop: a `desktop` sink says
+    /// once that it is off.
     public convenience init(configuration: ServiceSection) throws(ConfigurationError) {
-        try self.init(configuration: configuration, environment: nil)
+        try self.init(configuration: configuration, desktopNotifications: nil)
     }
 
-    /// Builds the service with `environment` instead of the process environment (for tests).
-    init(configuration: ServiceSection, environment: [String: String]?, maximumBackoff: Duration = .seconds(60)) throws(ConfigurationError) {
+    /// Builds the service from its settings section, its `desktop` sink on `desktopNotifications`
+    /// (AppHostSystemd's `DesktopNotificationClient`, or a transport of your own).
+    public convenience init(configuration: ServiceSection, desktopNotifications: (any DesktopNotificationTransport)?) throws(ConfigurationError) {
+        try self.init(configuration: configuration, desktopNotifications: desktopNotifications, maximumBackoff: .seconds(60))
+    }
+
+    init(configuration: ServiceSection, desktopNotifications: (any DesktopNotificationTransport)?, maximumBackoff: Duration) throws(ConfigurationError) {
         try configuration.requireOnlyKeys(Self.settingKeys)
         var triggers: Set<NotificationTrigger> = []
         let names = try configuration.strings("on") ?? NotificationTrigger.defaultNames
@@ -90,7 +97,7 @@ public final class NotificationService: ApplicationService {
         self.coalesceWindow = try configuration.duration("coalesce-window") ?? .seconds(10)
         self.appName = appName
         self.maximumBackoff = maximumBackoff
-        self.environment = environment
+        self.desktop = desktopNotifications
     }
 
     // MARK: Hooks
@@ -131,7 +138,7 @@ public final class NotificationService: ApplicationService {
             lockChanges: bus.deliveries(of: SessionLockDidChange.self)
         )
         let (inputs, inputSink) = AsyncStream<Arrival>.makeStream(bufferingPolicy: .unbounded)
-        var outbox = NotificationOutbox(sinks: makeSinks(application), window: coalesceWindow, maximumBackoff: maximumBackoff, appName: appName, logger: application.logger)
+        var outbox = await NotificationOutbox(sinks: makeSinks(application), window: coalesceWindow, maximumBackoff: maximumBackoff, appName: appName, logger: application.logger)
         await withDiscardingTaskGroup { group in
             group.addTask { for await record in subscriptions.records { inputSink.yield(Arrival(input: .record(record.message), context: record.context)) } }
             group.addTask { for await failure in subscriptions.reloadFailures { inputSink.yield(Arrival(input: .reloadFailed(failure.message), context: failure.context)) } }
@@ -182,15 +189,10 @@ public final class NotificationService: ApplicationService {
         sinkNames.map { name -> any NotificationSink in
             switch name {
             case "desktop":
-                DesktopNotificationSink(bus: DesktopNotificationSink.sessionBus(environment: lookUp), appName: appName)
+                DesktopNotificationSink(transport: desktop, appName: appName)
             default:
                 JournalNotificationSink(logger: application.logger)
             }
         }
-    }
-
-    private func lookUp(_ name: String) -> String? {
-        if let environment { return environment[name] }
-        return getenv(name).map { String(cString: $0) }
     }
 }

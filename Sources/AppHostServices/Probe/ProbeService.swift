@@ -1,6 +1,5 @@
 import AppHost
 import AppHostSupport
-import AppHostSystemd
 import Logging
 import Synchronization
 

@@ -2,7 +2,6 @@
 import AppHostSupport
 import Glibc
 #endif
-import AppHostSystemd
 import Synchronization
 import SystemPackage
 

@@ -1,16 +1,4 @@
 extension DBusConnection {
-    /// Which bus.
-    package enum Address: Sendable, Equatable {
-        /// `sd_bus_open`'s choice for the process: the user bus in a user's session or under a
-        /// user manager, else the system bus.
-        case processDefault
-        /// The system bus (`sd_bus_open_system`'s choice): where logind is, also for a user's
-        /// daemon.
-        case system
-        /// A bus at this D-Bus address (a test's private dbus-daemon, a given session bus).
-        case address(String)
-    }
-
     /// What became of the connection, told to its owner on the loop's thread.
     package enum Event {
         /// The bus went away after the owner had it working (`markEstablished`); a new

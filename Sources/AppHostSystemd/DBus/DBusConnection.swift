@@ -38,7 +38,7 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
         }
     }
 
-    let requested: Address
+    let requested: DBusAddress
     /// Who is on it. Their objects, whose addresses sd-bus holds, live as long as they do.
     private var members: [Member]
     /// Those that left while this connection was open: sd-bus may still answer their pending
@@ -74,7 +74,7 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
     static let firstDelay = Duration.milliseconds(100)
     static let maximumDelay = Duration.seconds(30)
 
-    init(_ requested: Address, on loop: EdgeEventLoop?, endsLoop: Bool, member: Member, opened: OpaquePointer? = nil) {
+    init(_ requested: DBusAddress, on loop: EdgeEventLoop?, endsLoop: Bool, member: Member, opened: OpaquePointer? = nil) {
         self.requested = requested
         self.loop = loop
         self.endsLoop = endsLoop
@@ -161,15 +161,17 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
         if let opened {
             (made, result) = (opened, 0)
             self.opened = nil
-        } else if address == nil, requested == .processDefault {
+        } else if address == nil, requested == .default {
             result = sd_bus_open(&made)
         } else if address == nil, requested == .system {
             result = sd_bus_open_system(&made)
+        } else if address == nil, requested == .user {
+            result = sd_bus_open_user(&made)
         } else {
             result = sd_bus_new(&made)
             let target: String = switch requested {
             case .address(let text): address ?? text
-            case .processDefault, .system: address ?? ""
+            case .default, .system, .user: address ?? ""
             }
             if result >= 0 { result = sd_bus_set_address(made, target) }
             if result >= 0 { result = sd_bus_set_bus_client(made, 1) }
@@ -186,7 +188,7 @@ package final class DBusConnection: EdgeEventClient, @unchecked Sendable {
             var text: UnsafePointer<CChar>?
             if sd_bus_get_address(made, &text) >= 0, let text { address = String(cString: text) }
             scope = Self.scope(of: made)
-            trustsUserBus = requested == .processDefault && scope == "user"
+            trustsUserBus = (requested == .default || requested == .user) && scope == "user"
         }
         result = sd_bus_attach_event(made, event, 0)
         if result >= 0 {

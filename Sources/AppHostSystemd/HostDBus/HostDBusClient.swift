@@ -6,12 +6,6 @@ import Glibc
 /// The client side of `org.apphost.Host1`, for `apphostd status` and `apphostd restart`: one
 /// connection, blocking calls through sd-bus (`GetAll` and the methods, with `sd_bus_call`).
 package struct HostDBusClient: ~Copyable {
-    /// Which bus: as `systemctl`'s `--user` and `--system` (the default: `sd_bus_open`'s own
-    /// choice would be a login session's user bus, also under `sudo`).
-    package enum Bus: Sendable {
-        case user, system
-    }
-
     /// What the daemon says about itself.
     package struct Report: Sendable, Equatable {
         /// One service's line.
@@ -64,12 +58,22 @@ package struct HostDBusClient: ~Copyable {
     let bus: OpaquePointer
     let busName: String
 
-    /// Connects to `bus`.
-    package init(busName: String, bus which: Bus) throws(Failure) {
+    /// Connects to `bus`: `.system` or `.user` as `systemctl`'s `--system` (the commands'
+    /// default: `sd_bus_open`'s own choice would be a login session's user bus, also under
+    /// `sudo`) and `--user`.
+    package init(busName: String, bus which: DBusAddress) throws(Failure) {
         var made: OpaquePointer?
-        let result = switch which {
-        case .user: sd_bus_open_user(&made)
-        case .system: sd_bus_open_system(&made)
+        var result: Int32
+        switch which {
+        case .default: result = sd_bus_open(&made)
+        case .user: result = sd_bus_open_user(&made)
+        case .system: result = sd_bus_open_system(&made)
+        case .address(let text):
+            result = sd_bus_new(&made)
+            if result >= 0 { result = sd_bus_set_address(made, text) }
+            if result >= 0 { result = sd_bus_set_bus_client(made, 1) }
+            if result >= 0 { result = sd_bus_start(made) }
+            if result < 0, let opened = made { sd_bus_unref(opened) }
         }
         guard result >= 0, let made else {
             throw Failure(name: nil, message: SystemErrorText.reason(-result), unreachable: -result)

@@ -20,7 +20,7 @@ public struct HostDBusEdge: Service {
     public let identifier: String
     let host: PluggableApplicationHost?
     let control: LogLevelControl
-    let bus: LogControlEdge.DBusAddress
+    let bus: DBusAddress
     let logger: Logger
     /// The edge's loop; nil: a loop of its own.
     let loop: EdgeEventLoop?
@@ -32,14 +32,14 @@ public struct HostDBusEdge: Service {
     let reload: (@Sendable () async -> (applied: Bool, message: String))?
 
     /// Serves `host` and `control` at `busName`, on an event loop of its own.
-    public init(busName: String, identifier: String, host: PluggableApplicationHost, control: LogLevelControl = .shared, bus: LogControlEdge.DBusAddress = .default, logger: Logger) {
+    public init(busName: String, identifier: String, host: PluggableApplicationHost, control: LogLevelControl = .shared, bus: DBusAddress = .default, logger: Logger) {
         self.init(busName: busName, identifier: identifier, host: host, control: control, bus: bus, logger: logger, on: nil)
     }
 
     /// Like `init(busName:identifier:host:control:bus:logger:)`, on `loop` (the daemon's edge
     /// loop), connecting once `startAfter` returns; without `host`, LogControl1 alone.
     package init(
-        busName: String, identifier: String, host: PluggableApplicationHost?, control: LogLevelControl = .shared, bus: LogControlEdge.DBusAddress = .default,
+        busName: String, identifier: String, host: PluggableApplicationHost?, control: LogLevelControl = .shared, bus: DBusAddress = .default,
         logger: Logger, on loop: EdgeEventLoop?, startAfter: (@Sendable () async -> Void)? = nil,
         reload: (@Sendable () async -> (applied: Bool, message: String))? = nil
     ) {
@@ -82,21 +82,13 @@ public struct HostDBusEdge: Service {
         let (calls, callSink) = AsyncStream<HostDBusCall>.makeStream()
         let object = host.map { HostDBusObject(host: $0, calls: callSink) }
         let server = LogControlServer(busName: busName, properties: LogControlProperties(identifier: identifier, control: control), host: object, reports: sink)
-        let address: DBusConnection.Address = switch bus {
-        case .default: .processDefault
-        case .address(let text): .address(text)
-        }
         let member = DBusConnection.Member(setUp: server.setUp, onEvent: server.connectionChanged, leave: server.leave)
         server.member = member
         let connection: DBusConnection
         do {
-            connection = try DBusConnection.join(address, member: member, on: loop, endsLoop: ownLoop)
+            connection = try DBusConnection.join(bus, member: member, on: loop, endsLoop: ownLoop)
         } catch {
-            let place = switch bus {
-            case .default: "no bus (sd_bus_open)"
-            case .address(let text): "no bus at \(text)"
-            }
-            logger.notice("\(unavailable): \(place): \(SystemErrorText.reason(error.rawValue))")
+            logger.notice("\(unavailable): no bus \(bus.place): \(SystemErrorText.reason(error.rawValue))")
             sink.finish()
             callSink.finish()
             return

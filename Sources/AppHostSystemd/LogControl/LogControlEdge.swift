@@ -17,21 +17,12 @@ import ServiceLifecycle
 /// log says once why. When the bus goes away (`systemctl restart dbus`), one line says so, the
 /// connection is made again, and one line says when log control is back.
 public struct LogControlEdge: Service {
-    /// Which bus to own the name on.
-    public enum DBusAddress: Sendable {
-        /// `sd_bus_open`'s choice for the process: the user bus in a user's session or under a
-        /// user manager, else the system bus.
-        case `default`
-        /// A bus at this D-Bus address (tests' private dbus-daemon).
-        case address(String)
-    }
-
     /// The well-known name it owns (`BusName=` in the unit).
     public let busName: String
     /// `SyslogIdentifier`: the daemon's journal identifier.
     public let identifier: String
     let control: LogLevelControl
-    let bus: DBusAddress
+    let bus: AppHostSystemd.DBusAddress
     let logger: Logger
     /// The edge's loop; nil: a loop of its own.
     let loop: EdgeEventLoop?
@@ -40,13 +31,13 @@ public struct LogControlEdge: Service {
     let startAfter: (@Sendable () async -> Void)?
 
     /// A service that owns `busName` and serves `control` through it, on an event loop of its own.
-    public init(busName: String, identifier: String, control: LogLevelControl = .shared, bus: DBusAddress = .default, logger: Logger) {
+    public init(busName: String, identifier: String, control: LogLevelControl = .shared, bus: AppHostSystemd.DBusAddress = .default, logger: Logger) {
         self.init(busName: busName, identifier: identifier, control: control, bus: bus, logger: logger, on: nil)
     }
 
     /// Like `init(busName:identifier:control:bus:logger:)`, on `loop` (the daemon's edge loop),
     /// connecting once `startAfter` returns.
-    package init(busName: String, identifier: String, control: LogLevelControl = .shared, bus: DBusAddress = .default, logger: Logger, on loop: EdgeEventLoop?, startAfter: (@Sendable () async -> Void)? = nil) {
+    package init(busName: String, identifier: String, control: LogLevelControl = .shared, bus: AppHostSystemd.DBusAddress = .default, logger: Logger, on loop: EdgeEventLoop?, startAfter: (@Sendable () async -> Void)? = nil) {
         self.busName = busName
         self.identifier = identifier
         self.control = control

@@ -35,7 +35,7 @@ public struct LogindEdge: Service {
     /// Whose screen lock is followed; nil: none.
     let session: WatchedSession?
     /// Where logind is: the system bus, but for tests.
-    let bus: DBusConnection.Address
+    let bus: DBusAddress
 
     /// Follows logind for `host`, on an event loop of its own. The sleep's request answers once
     /// the restorable state is on disk (the host's storage's `persistDurably(_:)`).
@@ -49,7 +49,7 @@ public struct LogindEdge: Service {
     /// `startAfter` returns (the launch: the bus stays off the way to `READY=1`).
     package init(
         host: PluggableApplicationHost, who: String, logger: Logger, on loop: EdgeEventLoop?,
-        startAfter: (@Sendable () async -> Void)? = nil, session: WatchedSession? = .auto, bus: DBusConnection.Address = .system
+        startAfter: (@Sendable () async -> Void)? = nil, session: WatchedSession? = .auto, bus: DBusAddress = .system
     ) {
         self.session = session
         self.bus = bus

@@ -27,8 +27,11 @@ extension ConfigurationDidReload {}
 extension ConfigurationError {}
 extension ConfigurationReloadDidFail {}
 extension ConfigurationUpdate {}
+extension DBusAddress {}
 extension DaemonConfiguration {}
 extension DaemonIdentity {}
+extension DesktopNotificationClient {}
+extension DesktopNotificationTransport {}
 extension ExecService {}
 extension ExitCause {}
 extension ExitRecordError {}

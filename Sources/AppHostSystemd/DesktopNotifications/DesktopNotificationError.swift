@@ -1,7 +1,6 @@
 import AppHostSupport
-import AppHostSystemd
 
-/// A desktop notification that could not be sent.
+/// A desktop notification that could not be sent: the step, and what went wrong in words.
 struct DesktopNotificationError: Error, Sendable, CustomStringConvertible {
     let step: String
     let message: String
