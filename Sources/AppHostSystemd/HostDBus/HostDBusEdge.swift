@@ -78,10 +78,10 @@ public struct HostDBusEdge: Service {
             logger.notice("\(unavailable): \(error)")
             return
         }
-        let (reports, sink) = AsyncStream<LogControlServer.Report>.makeStream()
+        let (reports, sink) = AsyncStream<HostDBusServer.Report>.makeStream()
         let (calls, callSink) = AsyncStream<HostDBusCall>.makeStream()
         let object = host.map { HostDBusObject(host: $0, calls: callSink) }
-        let server = LogControlServer(busName: busName, properties: LogControlProperties(identifier: identifier, control: control), host: object, reports: sink)
+        let server = HostDBusServer(busName: busName, properties: LogControlProperties(identifier: identifier, control: control), host: object, reports: sink)
         let member = DBusConnection.Member(setUp: server.setUp, onEvent: server.connectionChanged, leave: server.leave)
         server.member = member
         let connection: DBusConnection
@@ -134,7 +134,7 @@ public struct HostDBusEdge: Service {
         }
     }
 
-    private func follow(_ reports: AsyncStream<LogControlServer.Report>, loop: EdgeEventLoop, connection: DBusConnection, stop: () -> Void) async {
+    private func follow(_ reports: AsyncStream<HostDBusServer.Report>, loop: EdgeEventLoop, connection: DBusConnection, stop: () -> Void) async {
         for await report in reports {
             switch report {
             case .owned(let again):

@@ -1,9 +1,9 @@
 import CAppHostShims
 import CSystemd
 
-/// What serves LogControl1 (and, for the daemon, Host1) on each new connection, and owns the
-/// name; on the loop's thread only.
-final class LogControlServer: @unchecked Sendable {
+/// The daemon's one D-Bus server on its bus: LogControl1's vtable and, for the daemon, Host1's,
+/// put on each new connection, and the well-known name; on the loop's thread only.
+final class HostDBusServer: @unchecked Sendable {
     /// What the service logs.
     enum Report: Sendable {
         /// The name is owned (again: after a lost bus).
@@ -54,7 +54,7 @@ final class LogControlServer: @unchecked Sendable {
         }
         var request: OpaquePointer?
         result = sd_bus_request_name_async(bus, &request, busName, 0, { reply, userdata, _ in
-            Unmanaged<LogControlServer>.fromOpaque(userdata!).takeUnretainedValue().nameAnswered(reply)
+            Unmanaged<HostDBusServer>.fromOpaque(userdata!).takeUnretainedValue().nameAnswered(reply)
             return 0
         }, Unmanaged.passUnretained(self).toOpaque())
         if let request { slots.append(request) }
