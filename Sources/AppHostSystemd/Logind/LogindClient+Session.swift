@@ -1,174 +1,72 @@
+import AppHostSupport
 import CSystemd
 import Glibc
 
-// The screen lock of one logind session: which session (`LogindEdge.WatchedSession`), found
-// again whenever sessions come and go or seat0 switches, and its `Lock`, `Unlock` and
-// `LockedHint`. Every call is asynchronous: the loop never waits for logind.
+// The screen lock of one logind session: which session (`LogindEdge.WatchedSession`), found by
+// sd-login and again whenever its monitor says logind's files changed (sessions come and go,
+// seat0 switches), and the session's `Lock`, `Unlock` and `LockedHint`, which only D-Bus
+// carries. Every bus call is asynchronous: the loop never waits for logind.
 extension LogindClient {
     static let sessionInterface = "org.freedesktop.login1.Session"
-    static let seat0 = "/org/freedesktop/login1/seat/seat0"
 
-    /// `SessionNew`, `SessionRemoved` and seat0's `PropertiesChanged` (its active session): the
-    /// session to follow may have changed. A `User`'s `Display` has no change signal of its own.
-    func followSessionChanges(_ bus: OpaquePointer) -> Int32 {
-        guard watched != nil else { return 0 }
-        let changed: sd_bus_message_handler_t = { _, userdata, _ in
-            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().resolveSession()
-            return 0
-        }
-        for member in ["SessionNew", "SessionRemoved"] {
-            let result = match(bus, Self.path, Self.manager, member, changed)
-            guard result >= 0 else { return result }
-        }
-        return match(bus, Self.seat0, "org.freedesktop.DBus.Properties", "PropertiesChanged") { message, userdata, _ in
-            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().seatPropertiesChanged(message)
-            return 0
-        }
-    }
-
-    /// seat0's `PropertiesChanged`: only a change of `ActiveSession` (seat0 switched users)
-    /// matters, not its frequent `IdleHint`.
-    private func seatPropertiesChanged(_ message: OpaquePointer?) {
-        guard DBusMessage.readString(message) != nil,
-            sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{sv}") >= 0
-        else { return }
-        var names: [String] = []
-        while sd_bus_message_enter_container(message, CChar(UInt8(ascii: "e")), "sv") > 0 {
-            guard let key = DBusMessage.readString(message),
-                sd_bus_message_skip(message, "v") >= 0, sd_bus_message_exit_container(message) >= 0
-            else { return }
-            names.append(key)
-        }
-        guard sd_bus_message_exit_container(message) >= 0 else { return }
-        if sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "s") >= 0 {
-            while let name = DBusMessage.readString(message) { names.append(name) }
-        }
-        if names.contains("ActiveSession") { resolveSession() }
-    }
-
-    /// Finds the session to follow, then follows it.
-    func resolveSession() {
-        guard let watched, let bus else { return }
-        switch watched {
-        case .id(let id):
-            _ = call(bus, "GetSession", [.string(id)]) { reply, userdata, _ in
-                Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().sessionPathAnswered(reply, what: "no session")
-                return 0
-            }
-        case .user(let name):
-            // Looked up by the Swift side, once: NSS may ask the network, never on this thread.
-            guard let uid = watchedUser else {
-                events.yield(.noSession(reason: "no user \(name) on this machine"))
-                return
-            }
-            askUser(bus, uid: uid)
-        case .auto:
-            if runsAsUserUnit {
-                // Its own user's display session.
-                askUser(bus, uid: getuid())
-            } else {
-                _ = getProperty(bus, Self.seat0, "org.freedesktop.login1.Seat", "ActiveSession") { reply, userdata, _ in
-                    Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().sessionStructAnswered(reply, what: "no active session on seat0")
-                    return 0
-                }
-            }
-        }
-    }
-
-    private func askUser(_ bus: OpaquePointer, uid: uid_t) {
-        _ = call(bus, "GetUser", [.uint32(UInt32(uid))]) { reply, userdata, _ in
-            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().userAnswered(reply)
-            return 0
-        }
-    }
-
-    private func userAnswered(_ reply: OpaquePointer?) {
-        guard let bus, let path = objectPath(reply, what: "that user has no session") else { return }
-        _ = getProperty(bus, path, "org.freedesktop.login1.User", "Display") { reply, userdata, _ in
-            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().displayAnswered(reply)
-            return 0
-        }
-        pendingUser = path
-    }
-
-    /// The user's `Display`; without one, their newest session (the last of `Sessions`).
-    private func displayAnswered(_ reply: OpaquePointer?) {
-        guard let bus, let userPath = pendingUser, isAnswer(reply) else { return }
-        if let path = sessionStruct(reply), path != "/" {
-            follow(path)
+    /// sd-login's monitor of the files that decide the session to follow, on the loop; once,
+    /// for the client's life (it outlives a bus connection). Without it, the session found at
+    /// start stays the one followed, and the log says why.
+    func followSessionChanges(_ event: OpaquePointer) {
+        guard let watched, loginMonitor == nil else { return }
+        let category = LoginSessionLookup.monitorCategory(for: watched, runsAsUserUnit: runsAsUserUnit)
+        var monitor: OpaquePointer?
+        var result = sd_login_monitor_new(category, &monitor)
+        guard result >= 0, let monitor else {
+            events.yield(.sessionsNotFollowed(reason: "sd_login_monitor_new(\(category)): \(SystemErrorText.describe(-result))"))
             return
         }
-        _ = getProperty(bus, userPath, "org.freedesktop.login1.User", "Sessions") { reply, userdata, _ in
-            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().sessionsAnswered(reply)
+        var source: OpaquePointer?
+        result = sd_event_add_io(event, &source, sd_login_monitor_get_fd(monitor), UInt32(sd_login_monitor_get_events(monitor)), { _, _, _, userdata in
+            let client = Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue()
+            client.loginFilesChanged()
             return 0
+        }, context)
+        guard result >= 0, let source else {
+            sd_login_monitor_unref(monitor)
+            events.yield(.sessionsNotFollowed(reason: "sd_event_add_io: \(SystemErrorText.describe(-result))"))
+            return
+        }
+        loginMonitor = (monitor, source)
+    }
+
+    /// logind rewrote one of the files the monitor watches: the session may have changed.
+    private func loginFilesChanged() {
+        if let monitor = loginMonitor?.monitor { sd_login_monitor_flush(monitor) }
+        resolveSession()
+    }
+
+    /// Finds the session to follow, then follows it (or says why there is none).
+    func resolveSession() {
+        guard let watched, bus != nil else { return }
+        switch sessionLookup.session(for: watched, user: watchedUser, runsAsUserUnit: runsAsUserUnit) {
+        case .success(let id): follow(id)
+        case .failure(let none): if session != nil || !saidNoSession { unfollow(none.reason) }
         }
     }
 
-    /// The user's sessions, newest first (logind adds each at the head of the list).
-    private func sessionsAnswered(_ reply: OpaquePointer?) {
-        // An error (a timeout, logind restarting) says nothing about the sessions: the one
-        // followed stays followed.
-        guard isAnswer(reply),
-            sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "a(so)") >= 0,
-            sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "a")), "(so)") >= 0
-        else { return }
-        if let path = sessionStructPath(reply) {
-            follow(path)
-        } else {
-            unfollow("that user has no session")
-        }
-    }
-
-    private func sessionStructAnswered(_ reply: OpaquePointer?, what: String) {
-        guard isAnswer(reply), let path = sessionStruct(reply) else { return }
-        if path != "/" { follow(path) } else { unfollow(what) }
-    }
-
-    /// A reply that is an answer, not an error nor the closing bus's synthetic one.
+    /// The bus's answer to a Get: an answer, not an error nor the closing bus's synthetic one.
     private func isAnswer(_ reply: OpaquePointer?) -> Bool {
         if DBusMessage.isFromClosedBus(reply) { return false }
         return DBusMessage.error(of: reply) == nil
     }
 
-    private func sessionPathAnswered(_ reply: OpaquePointer?, what: String) {
-        if let path = objectPath(reply, what: what) { follow(path) }
-    }
-
-    /// A `(so)` property's path (`Display`, `ActiveSession`), from an answer.
-    private func sessionStruct(_ reply: OpaquePointer?) -> String? {
-        guard sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "(so)") >= 0 else { return nil }
-        return sessionStructPath(reply)
-    }
-
-    /// The path of the session struct `(so)` (id, path) at the message's position.
-    private func sessionStructPath(_ message: OpaquePointer?) -> String? {
-        guard sd_bus_message_enter_container(message, CChar(UInt8(ascii: "r")), "so") > 0,
-            DBusMessage.readString(message) != nil
-        else { return nil }
-        return DBusMessage.readString(message, type: UInt8(ascii: "o"))
-    }
-
-    /// A method's `o` answer, or nil: after saying why there is no session when logind said
-    /// there is none (`NoSuchSession`, `NoSuchUser`); any other error changes nothing.
-    private func objectPath(_ reply: OpaquePointer?, what: String) -> String? {
-        if DBusMessage.isFromClosedBus(reply) { return nil }
-        if let (name, message) = DBusMessage.error(of: reply) {
-            if name.hasPrefix("org.freedesktop.login1.NoSuch") { unfollow("\(what): \(message)") }
-            return nil
-        }
-        guard let path = DBusMessage.readString(reply, type: UInt8(ascii: "o")) else {
-            unfollow(what)
-            return nil
-        }
-        return path
-    }
-
     // MARK: Following one session
 
-    /// Follows the session at `path` (nothing to do when it is the one followed): its `Lock`,
-    /// `Unlock` and `LockedHint`, then its id and current `LockedHint`.
-    private func follow(_ path: String) {
-        guard let bus, session?.path != path else { return }
+    /// Follows session `id` (nothing to do when it is the one followed): its `Lock`, `Unlock`
+    /// and `LockedHint` at its object path (`sd_bus_path_encode` of its id, as logind names it),
+    /// then its current `LockedHint`.
+    private func follow(_ id: String) {
+        guard let bus, session?.id != id else { return }
+        var encoded: UnsafeMutablePointer<CChar>?
+        guard sd_bus_path_encode("/org/freedesktop/login1/session", id, &encoded) >= 0, let encoded else { return }
+        let path = String(cString: encoded)
+        free(encoded)
         for slot in session?.slots ?? [] { sd_bus_slot_unref(slot) }
         session = nil
         var slots: [OpaquePointer] = []
@@ -189,9 +87,11 @@ extension LogindClient {
             guard sd_bus_match_signal_async(bus, &slot, Self.destination, path, interface, member, handler, Self.sessionMatchInstalled, context) >= 0, let slot else { continue }
             slots.append(slot)
         }
-        session = (path, "", slots)
-        _ = getProperty(bus, path, Self.sessionInterface, "Id") { reply, userdata, _ in
-            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().sessionIDAnswered(reply)
+        session = (path, id, slots)
+        saidNoSession = false
+        events.yield(.watching(session: id))
+        _ = getProperty(bus, path, Self.sessionInterface, "LockedHint") { reply, userdata, _ in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().lockedHintAnswered(reply)
             return 0
         }
     }
@@ -206,22 +106,9 @@ extension LogindClient {
         return 0
     }
 
-    private func sessionIDAnswered(_ reply: OpaquePointer?) {
-        guard let bus, let current = session, DBusMessage.error(of: reply) == nil,
-            sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "s") >= 0,
-            let id = DBusMessage.readString(reply)
-        else { return }
-        session = (current.path, id, current.slots)
-        events.yield(.watching(session: id))
-        _ = getProperty(bus, current.path, Self.sessionInterface, "LockedHint") { reply, userdata, _ in
-            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().lockedHintAnswered(reply)
-            return 0
-        }
-    }
-
     private func lockedHintAnswered(_ reply: OpaquePointer?) {
         var hint: Int32 = 0
-        guard DBusMessage.error(of: reply) == nil, sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "b") >= 0,
+        guard isAnswer(reply), sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "b") >= 0,
             sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "b")), &hint) >= 0
         else { return }
         screenChanged(locked: hint != 0)
@@ -254,6 +141,7 @@ extension LogindClient {
     private func unfollow(_ reason: String) {
         for slot in session?.slots ?? [] { sd_bus_slot_unref(slot) }
         session = nil
+        saidNoSession = true
         events.yield(.noSession(reason: reason))
     }
 

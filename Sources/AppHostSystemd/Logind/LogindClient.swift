@@ -44,6 +44,9 @@ final class LogindClient: @unchecked Sendable {
         case watching(session: String)
         /// No session to follow (none of that user, none active on seat0).
         case noSession(reason: String)
+        /// sd-login's monitor could not be had: the session found at start stays the one
+        /// followed.
+        case sessionsNotFollowed(reason: String)
         /// The followed session's screen locked or unlocked (`Lock`, `Unlock`, `LockedHint`).
         case screen(locked: Bool, session: String)
     }
@@ -85,8 +88,13 @@ final class LogindClient: @unchecked Sendable {
     let watched: LogindEdge.WatchedSession?
     /// The session followed now: its object path and id, and the matches on it.
     var session: (path: String, id: String, slots: [OpaquePointer])?
-    /// The logind user whose display session is being asked for.
-    var pendingUser: String?
+    /// Whether the client said there is no session since it last followed one: sd-login's
+    /// monitor wakes on every rewrite of logind's files, and the log says it once.
+    var saidNoSession = false
+    /// sd-login's monitor and its source on the loop, once made.
+    var loginMonitor: (monitor: OpaquePointer, source: OpaquePointer)?
+    /// How sessions are found: sd-login, or the tests' own.
+    let sessionLookup: LoginSessionLookup
 
     /// The uid of `watched`'s `user:NAME`, looked up by the Swift side; nil: no such user.
     let watchedUser: uid_t?
@@ -94,8 +102,12 @@ final class LogindClient: @unchecked Sendable {
     /// then), read once by the Swift side.
     let runsAsUserUnit: Bool
 
-    init(who: String, watching watched: LogindEdge.WatchedSession?, events: AsyncStream<Event>.Continuation, deadlinePassed: @escaping @Sendable (Inhibition, Duration) -> Void) {
+    init(
+        who: String, watching watched: LogindEdge.WatchedSession?, sessionLookup: LoginSessionLookup = .sdLogin, events: AsyncStream<Event>.Continuation,
+        deadlinePassed: @escaping @Sendable (Inhibition, Duration) -> Void
+    ) {
         self.watched = watched
+        self.sessionLookup = sessionLookup
         if case .user(let name) = watched { watchedUser = Self.uid(of: name) } else { watchedUser = nil }
         var unit: UnsafeMutablePointer<CChar>?
         runsAsUserUnit = sd_pid_get_user_unit(0, &unit) >= 0
@@ -140,8 +152,7 @@ final class LogindClient: @unchecked Sendable {
         }, Self.matchInstalled, context)
         guard result >= 0 else { return result }
         if let slot { matches.append(slot) }
-        result = followSessionChanges(bus)
-        guard result >= 0 else { return result }
+        if let event = sd_bus_get_event(bus) { followSessionChanges(event) }
         result = askDelayMax(bus)
         guard result >= 0 else { return result }
         self.bus = bus
@@ -174,6 +185,11 @@ final class LogindClient: @unchecked Sendable {
         bus = nil
         for what in Inhibition.allCases { close(what) }
         leave()
+        if let (monitor, source) = loginMonitor {
+            sd_event_source_disable_unref(source)
+            sd_login_monitor_unref(monitor)
+        }
+        loginMonitor = nil
         events.finish()
     }
 
