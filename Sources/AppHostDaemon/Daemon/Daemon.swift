@@ -85,18 +85,18 @@ struct Daemon: Sendable {
             CoreMetrics.Gauge(label: "apphost_info", dimensions: [("version", identity.version)], factory: metrics.factory).record(1)
         }
 
-        // One thread for the OS edge: the signal reader, the memory-pressure watcher and the
-        // buses (each thread costs a stack, a malloc arena and a start).
-        let edge: EdgeEventLoop
+        // The edge: the lifecycle signals, memory pressure, the bus and logind on one loop.
+        let systemd: SystemdIntegration
         do {
-            edge = try EdgeEventLoop(name: "apphost-edge")
+            systemd = try SystemdIntegration(logger: logger)
         } catch {
             logger.critical("\(error)")
             notifier.status("\(error)")
             return .launchFailed
         }
+        defer { systemd.close() }
         // The notification service's desktop sink, on the edge's loop: the user's session bus.
-        let registry = BuiltinServices.providingDesktopNotifications(DesktopNotificationClient(bus: .user, on: edge), in: self.registry)
+        let registry = BuiltinServices.providingDesktopNotifications(systemd.desktopNotifications(), in: self.registry)
         let host: PluggableApplicationHost
         do {
             host = try PluggableApplicationHost(
@@ -105,7 +105,6 @@ struct Daemon: Sendable {
                 logger: logger
             )
         } catch {
-            edge.close()
             return refuse(error)
         }
 
@@ -116,21 +115,22 @@ struct Daemon: Sendable {
             logger.warning("watchdog off: $WATCHDOG_USEC=\(environment["WATCHDOG_USEC"] ?? "") $WATCHDOG_PID=\(environment["WATCHDOG_PID"] ?? "") are not what systemd sets (\(error)); no pings are sent")
             watchdog = nil
         }
-        let reporter = SystemdNotifyEdge(host: host, notifier: notifier, reloadStatus: "reloading \(configPath)", triggersWatchdog: watchdog != nil)
         let reloader = Reloader(configPath: configPath, loader: loader, registry: registry, logger: logger, recorder: ReloadRecorder(stateDirectory: configuration.stateDirectory), metrics: configuration.metrics)
-        let signals: LifecycleSignalEdge
+        var options = SystemdIntegration.Options(name: identity.commandName)
+        (options.notifier, options.reloadStatus, options.watchdog, options.environment) = (notifier, "reloading \(configPath)", watchdog, environment)
+        options.reload = { await reloader.reload(host: $0) }
+        options.busReload = { await reloader.reload(host: $0, recording: false) }
+        options.memoryPressure = configuration.memoryPressure.enabled ? configuration.memoryPressure.thresholds : nil
+        (options.restorableState, options.metrics) = (restorable, metrics)
+        (options.followsLogind, options.logindSession) = (configuration.followsLogind, configuration.logindSession)
+        let parts: (services: [ServiceGroupConfiguration.ServiceConfiguration], memoryPressure: MemoryPressureEdge?)
         do {
-            signals = try LifecycleSignalEdge(host: host, logger: logger, on: edge) { await reloader.reload(host: $0) }
+            parts = try systemd.parts(for: host, options: options)
         } catch {
-            edge.close()
             logger.critical("cannot read signals: \(error)")
             notifier.status("cannot read signals: \(error)")
             return .launchFailed
         }
-        defer { edge.close() }
-        let pressure = configuration.memoryPressure.enabled
-            ? MemoryPressureEdge(host: host, environment: environment, thresholds: configuration.memoryPressure.thresholds, logger: logger, on: edge)
-            : nil
         if let watchdog, watchdog.isBelowFloor {
             logger.warning("watchdog: \(watchdog.summary)")
         }
@@ -139,7 +139,7 @@ struct Daemon: Sendable {
             "config": "\(configPath)",
             "services": "\(configuration.services.map(\.name).joined(separator: ","))",
             "state_directory": "\(configuration.stateDirectory)",
-            "memory_pressure": "\(pressure?.source.sourceDescription ?? "off (disabled in config)")",
+            "memory_pressure": "\(parts.memoryPressure?.source.sourceDescription ?? "off (disabled in config)")",
             "watchdog": "\(watchdog?.summary ?? "off")",
             "restorable_state": "\(restorable.fileDescriptorStore.summary); \(restorable.path)",
             "metrics": "\(metrics.map { "\($0.path) (daemon=\"\($0.factory.daemon)\")" } ?? "off (no host.metrics.textfile)")",
@@ -149,43 +149,11 @@ struct Daemon: Sendable {
         if !configuration.followsLogind { starting["logind"] = "off (host.logind: false)" }
         logger.info("\(identity.commandName) \(identity.version) starting", metadata: starting)
 
-        // The host's end (terminate, or a failed launch) shuts the others down, in reverse order:
-        // the restorable-state writer, listed before the host, writes the host's last state,
-        // and the reporter, listed first, sends the host's last reports before it ends. Signals are
-        // the signal service's, not the group's. Names given, because the group would otherwise
-        // describe each service by reflection on every start (about 1.7 ms of readiness).
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: reporter, serviceName: "reporter"),
-            .init(service: restorable.writer, serviceName: "restorable-state"),
-            .init(service: host, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "host"),
-            .init(service: signals, serviceName: "signals"),
-            .init(service: WatchdogEdge(host: host, settings: watchdog, notifier: notifier), serviceName: "watchdog"),
-        ]
-        if let pressure { services.append(.init(service: pressure, serviceName: "memory-pressure")) }
-        // systemctl service-log-level / service-log-target, and apphostd status / restart
-        // (org.apphost.Host1), through the unit's BusName=.
-        let logControl = HostDBusEdge(
-            busName: LogControlEdge.busName(commandName: identity.commandName), identifier: identity.commandName, host: host, logger: logger, on: edge,
-            // After the launch: the bus's connection and name stay off the way to READY=1.
-            startAfter: { _ = try? await host.launched() },
-            reload: { await reloader.reload(host: host, recording: false) }
-        )
-        // Without a bus it says why and ends: the others go on.
-        services.append(.init(service: logControl, successTerminationBehavior: .ignore, serviceName: "log-control"))
-        if configuration.followsLogind {
-            // Sleep and shutdown from logind: the services save before the machine goes.
-            let logind = LogindEdge(
-                host: host, who: identity.commandName, logger: logger, on: edge,
-                startAfter: { _ = try? await host.launched() },
-                session: configuration.logindSession
-            )
-            services.append(.init(service: logind, successTerminationBehavior: .ignore, serviceName: "logind"))
-        }
-        // Before the host: it writes the host's last figures (notRunning) after the host ended.
-        if let metrics { services.insert(.init(service: metrics, serviceName: "metrics"), at: 1) }
         var groupLogger = logger
         groupLogger.logLevel = .warning
-        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [], cancellationSignals: [], logger: groupLogger))
+        // The edge's order (SystemdIntegration.services): the host's end shuts the others down, in
+        // reverse order. Signals are the signal edge's, not the group's.
+        let group = ServiceGroup(configuration: .init(services: parts.services, gracefulShutdownSignals: [], cancellationSignals: [], logger: groupLogger))
         let grace = configuration.terminateDeadline + .seconds(1)
         let groupFailure = await withTaskGroup(of: String?.self) { tasks in
             tasks.addTask {

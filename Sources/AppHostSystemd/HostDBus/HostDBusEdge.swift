@@ -24,9 +24,6 @@ public struct HostDBusEdge: Service {
     let logger: Logger
     /// The edge's loop; nil: a loop of its own.
     let loop: EdgeEventLoop?
-    /// Awaited before connecting: the daemon's launch, so that the bus stays off the way to
-    /// `READY=1`.
-    let startAfter: (@Sendable () async -> Void)?
     /// What `Reload()` does (the daemon's SIGHUP reload): whether it was applied, and what it
     /// says; nil: `Reload()` answers `org.apphost.Host1.Error.NotSupported`.
     let reload: (@Sendable () async -> (applied: Bool, message: String))?
@@ -37,10 +34,11 @@ public struct HostDBusEdge: Service {
     }
 
     /// Like `init(busName:identifier:host:control:bus:logger:)`, on `loop` (the daemon's edge
-    /// loop), connecting once `startAfter` returns; without `host`, LogControl1 alone.
+    /// loop); without `host`, LogControl1 alone. `AfterLaunch` keeps it off the way to
+    /// `READY=1`.
     package init(
         busName: String, identifier: String, host: PluggableApplicationHost?, control: LogLevelControl = .shared, bus: DBusAddress = .default,
-        logger: Logger, on loop: EdgeEventLoop?, startAfter: (@Sendable () async -> Void)? = nil,
+        logger: Logger, on loop: EdgeEventLoop?,
         reload: (@Sendable () async -> (applied: Bool, message: String))? = nil
     ) {
         self.reload = reload
@@ -51,7 +49,6 @@ public struct HostDBusEdge: Service {
         self.bus = bus
         self.logger = logger
         self.loop = loop
-        self.startAfter = startAfter
     }
 
     var unavailable: String {
@@ -63,7 +60,6 @@ public struct HostDBusEdge: Service {
     /// Serves until graceful shutdown or cancellation. The connection lives on the event loop,
     /// which sleeps without a timer: an idle daemon's bus costs no wake-up.
     public func run() async {
-        if let startAfter { await startAfter() }
         let loop: EdgeEventLoop
         let ownLoop: Bool
         do {

@@ -26,25 +26,20 @@ public struct LogControlEdge: Service {
     let logger: Logger
     /// The edge's loop; nil: a loop of its own.
     let loop: EdgeEventLoop?
-    /// Awaited before connecting: the daemon's launch, so that the bus stays off the way to
-    /// `READY=1`.
-    let startAfter: (@Sendable () async -> Void)?
 
     /// A service that owns `busName` and serves `control` through it, on an event loop of its own.
     public init(busName: String, identifier: String, control: LogLevelControl = .shared, bus: AppHostSystemd.DBusAddress = .default, logger: Logger) {
         self.init(busName: busName, identifier: identifier, control: control, bus: bus, logger: logger, on: nil)
     }
 
-    /// Like `init(busName:identifier:control:bus:logger:)`, on `loop` (the daemon's edge loop),
-    /// connecting once `startAfter` returns.
-    package init(busName: String, identifier: String, control: LogLevelControl = .shared, bus: AppHostSystemd.DBusAddress = .default, logger: Logger, on loop: EdgeEventLoop?, startAfter: (@Sendable () async -> Void)? = nil) {
+    /// Like `init(busName:identifier:control:bus:logger:)`, on `loop` (the daemon's edge loop).
+    package init(busName: String, identifier: String, control: LogLevelControl = .shared, bus: AppHostSystemd.DBusAddress = .default, logger: Logger, on loop: EdgeEventLoop?) {
         self.busName = busName
         self.identifier = identifier
         self.control = control
         self.bus = bus
         self.logger = logger
         self.loop = loop
-        self.startAfter = startAfter
     }
 
     /// `org.apphost.<name>` for a daemon's command name (`apphostd` → `org.apphost.apphostd`):
@@ -61,6 +56,6 @@ public struct LogControlEdge: Service {
     /// Serves the interface until graceful shutdown or cancellation. The connection lives on
     /// the event loop, which sleeps without a timer: an idle daemon's bus costs no wake-up.
     public func run() async {
-        await HostDBusEdge(busName: busName, identifier: identifier, host: nil, control: control, bus: bus, logger: logger, on: loop, startAfter: startAfter).run()
+        await HostDBusEdge(busName: busName, identifier: identifier, host: nil, control: control, bus: bus, logger: logger, on: loop).run()
     }
 }

@@ -31,7 +31,6 @@ public struct LogindEdge: Service {
     let host: PluggableApplicationHost
     let logger: Logger
     let loop: EdgeEventLoop?
-    let startAfter: (@Sendable () async -> Void)?
     /// Whose screen lock is followed; nil: none.
     let session: WatchedSession?
     /// Where logind is: the system bus, but for tests.
@@ -45,11 +44,11 @@ public struct LogindEdge: Service {
         self.init(host: host, who: who, logger: logger, on: nil, session: session)
     }
 
-    /// Like `init(host:who:logger:session:)`, on `loop` (the daemon's edge loop), from when
-    /// `startAfter` returns (the launch: the bus stays off the way to `READY=1`).
+    /// Like `init(host:who:logger:session:)`, on `loop` (the daemon's edge loop). `AfterLaunch`
+    /// keeps it off the way to `READY=1`.
     package init(
         host: PluggableApplicationHost, who: String, logger: Logger, on loop: EdgeEventLoop?,
-        startAfter: (@Sendable () async -> Void)? = nil, session: WatchedSession? = .auto, bus: DBusAddress = .system
+        session: WatchedSession? = .auto, bus: DBusAddress = .system
     ) {
         self.session = session
         self.bus = bus
@@ -57,13 +56,11 @@ public struct LogindEdge: Service {
         self.who = who
         self.logger = logger
         self.loop = loop
-        self.startAfter = startAfter
     }
 
     /// Follows logind until graceful shutdown or cancellation. Asleep on the event loop between
     /// logind's signals: no timer but the release deadline while logind waits.
     public func run() async {
-        if let startAfter { await startAfter() }
         let loop: EdgeEventLoop
         let ownLoop: Bool
         if let shared = self.loop {
@@ -181,6 +178,8 @@ public struct LogindEdge: Service {
                 // The screen rule keeps its last word: only a session's own Unlock (or
                 // LockedHint) unlocks, so an error or a session that went away fails closed.
                 saidNoSession = true
+            case .sessionsNotFollowed(let reason):
+                logger.notice("logind sessions are not followed as they come and go (\(reason)): the session found at start stays the one whose screen lock is followed")
             case .screen(let locked, let id):
                 guard screenLocked != locked else { continue }
                 // Not locked at the start: nothing to say.
