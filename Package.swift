@@ -144,18 +144,21 @@ let package = Package(
         ),
         // What the test targets share: running a host beside a test, temporary directories.
         .target(name: "AppHostTestSupport", dependencies: ["AppHost"], path: "Tests/AppHostTestSupport"),
-        // A private dbus-daemon and a fake freedesktop notification server, for the notification
-        // service's tests and the integration tests.
+        // A private dbus-daemon, and stand-ins on it: a freedesktop notification server, and
+        // logind (TestLogind), so that logind's client runs in `swift test` without root.
         .target(
-            name: "NotificationTestSupport",
+            name: "DBusTestSupport",
             dependencies: ["AppHostTestKit", "AppHostTestSupport", "CSystemd"],
-            path: "Tests/NotificationTestSupport"
+            path: "Tests/DBusTestSupport"
         ),
         // A program the tests run with an environment of their own: libsystemd reads
         // `$NOTIFY_SOCKET`, `$WATCHDOG_USEC` and `$LISTEN_FDS` from the process's.
         .executableTarget(
             name: "apphost-systemd-probe",
-            dependencies: ["AppHost", "AppHostSystemd", "CApphostdPrelude", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "AppHost", "AppHostSystemd", "CApphostdPrelude", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Tests/SystemdProbe"
         ),
         .testTarget(
@@ -177,7 +180,7 @@ let package = Package(
                 "AppHostTestKit",
                 "AppHostTestSupport",
                 "CAppHostShims",
-                "NotificationTestSupport",
+                "DBusTestSupport",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -199,6 +202,6 @@ let package = Package(
             exclude: ["BadConfigs"]
         ),
         .testTarget(name: "AppHostTestKitTests", dependencies: ["AppHostTestKit", "AppHost"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["apphostd", "AppHostTestKit", "AppHostTestSupport", "NotificationTestSupport", "CSystemd"], exclude: ["Support"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["apphostd", "AppHostTestKit", "AppHostTestSupport", "DBusTestSupport", "CSystemd"], exclude: ["Support"]),
     ]
 )

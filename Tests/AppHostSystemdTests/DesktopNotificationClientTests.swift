@@ -2,7 +2,7 @@
 import AppHostTestSupport
 import Foundation
 import Glibc
-import NotificationTestSupport
+import DBusTestSupport
 import Testing
 
 /// The desktop transport, real: sd-bus on an edge loop against a private dbus-daemon and a

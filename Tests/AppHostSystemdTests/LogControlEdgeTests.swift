@@ -5,7 +5,7 @@ import Foundation
 import Glibc
 #endif
 import Logging
-import NotificationTestSupport
+import DBusTestSupport
 import ServiceLifecycle
 import ServiceLifecycleTestKit
 import Testing

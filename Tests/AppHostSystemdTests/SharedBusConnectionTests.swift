@@ -5,7 +5,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import NotificationTestSupport
+import DBusTestSupport
 import ServiceLifecycle
 import ServiceLifecycleTestKit
 import Testing

@@ -2,7 +2,7 @@ import CSystemd
 import Foundation
 import Synchronization
 import AppHostTestKit
-import NotificationTestSupport
+import DBusTestSupport
 import Testing
 
 // The five services' config, the exec plug-in and what it wrote, the credentials directory, and

@@ -2,7 +2,7 @@ import CSystemd
 import Foundation
 import Synchronization
 import AppHostTestKit
-import NotificationTestSupport
+import DBusTestSupport
 import Testing
 
 extension IntegrationSuites {

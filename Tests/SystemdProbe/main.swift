@@ -4,6 +4,7 @@ import AppHostSystemd
 import CApphostdPrelude
 import Glibc
 import Logging
+import ServiceLifecycle
 
 // The edge's libsystemd calls with an environment of the test's: sd_notify, sd_watchdog_enabled
 // and sd_listen_fds read the process's, so the tests run this program with theirs.
@@ -18,6 +19,10 @@ import Logging
 //                                             the error)
 //   apphost-systemd-probe host OPTION...      a host and its SystemdNotifyEdge, driven by
 //                                             lines on stdin (below); "ok" after each
+//   apphost-systemd-probe composition PART...  SystemdIntegration's services for a host, one
+//                                             line each: name, on success, on failure; PART:
+//                                             no-bus, no-logind, no-memory-pressure, metrics,
+//                                             restorable, other
 //
 // notify steps: ready:STATUS, status:TEXT, stopping:STATUS, reloading:STATUS, extend-ms:N,
 // launch-failed:ERRNO:STATUS, ping, trigger:STATUS, send:KEY=VALUE|KEY=VALUE...
@@ -118,14 +123,35 @@ func fileDescriptorStore(_ arguments: ArraySlice<String>) -> Int32 {
     return 0
 }
 
+/// The group SystemdIntegration makes, with or without each part: the signal edge it builds
+/// blocks and reads the process's signals, which a test runner's own process must not.
+func composition(_ parts: ArraySlice<String>) throws -> Int32 {
+    let logger = Logger(label: "probe")
+    let systemd = try SystemdIntegration(logger: logger)
+    defer { systemd.close() }
+    let host = try PluggableApplicationHost(services: [], logger: logger)
+    var options = SystemdIntegration.Options(name: "probe")
+    if parts.contains("no-bus") { options.busName = nil }
+    if parts.contains("no-logind") { options.followsLogind = false }
+    if parts.contains("no-memory-pressure") { options.memoryPressure = nil }
+    if parts.contains("metrics") { options.metrics = MetricsTextfileEdge(path: "/nonexistent/probe.prom", daemon: "probe", logger: logger) }
+    if parts.contains("restorable") { options.restorableState = RestorableStateFiles(directory: "/nonexistent", logger: logger) }
+    let others: [ServiceGroupConfiguration.ServiceConfiguration] = parts.contains("other") ? [.init(service: host, serviceName: "other")] : []
+    for service in try systemd.services(for: host, options: options, with: others) {
+        output("\(service.serviceName) \(service.successTerminationBehavior) \(service.failureTerminationBehavior)")
+    }
+    return 0
+}
+
 let arguments = CommandLine.arguments.dropFirst()
 switch arguments.first {
+case "composition": exit(try composition(arguments.dropFirst()))
 case "notify": exit(notify(arguments.dropFirst()))
 case "watchdog": exit(watchdog())
 case "listen-fds": exit(listenFDs())
 case "fd-store": exit(fileDescriptorStore(arguments.dropFirst()))
 case "host": exit(await ProbeHost(arguments: Array(arguments.dropFirst())).run())
 default:
-    output("usage: apphost-systemd-probe notify|watchdog|listen-fds|fd-store|host ...")
+    output("usage: apphost-systemd-probe notify|watchdog|listen-fds|fd-store|host|composition ...")
     exit(2)
 }

@@ -35,6 +35,8 @@ public struct LogindEdge: Service {
     let session: WatchedSession?
     /// Where logind is: the system bus, but for tests.
     let bus: DBusAddress
+    /// How the session to follow is found: sd-login, but for tests.
+    let sessionLookup: LoginSessionLookup
 
     /// Follows logind for `host`, on an event loop of its own. The sleep's request answers once
     /// the restorable state is on disk (the host's storage's `persistDurably(_:)`).
@@ -48,8 +50,9 @@ public struct LogindEdge: Service {
     /// keeps it off the way to `READY=1`.
     package init(
         host: PluggableApplicationHost, who: String, logger: Logger, on loop: EdgeEventLoop?,
-        session: WatchedSession? = .auto, bus: DBusAddress = .system
+        session: WatchedSession? = .auto, bus: DBusAddress = .system, sessionLookup: LoginSessionLookup = .sdLogin
     ) {
+        self.sessionLookup = sessionLookup
         self.session = session
         self.bus = bus
         self.host = host
@@ -75,7 +78,7 @@ public struct LogindEdge: Service {
         }
         let (events, sink) = AsyncStream<LogindClient.Event>.makeStream()
         let metrics = LogindMetrics(factory: host.metricsFactory)
-        let client = LogindClient(who: who, watching: session, events: sink) { [host, logger] what, waited in
+        let client = LogindClient(who: who, watching: session, sessionLookup: sessionLookup, events: sink) { [host, logger] what, waited in
             metrics.recordRelease(what, after: waited)
             Self.reportDeadline(what, waited: waited, host: host, logger: logger)
         }

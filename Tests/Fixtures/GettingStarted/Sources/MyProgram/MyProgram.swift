@@ -14,21 +14,21 @@ struct Server: Service {
 @main
 struct MyProgram {
     static func main() async throws {
+        let logger = Logger(label: "my-program")
+        // First, before other threads start: blocks the lifecycle signals, starts the edge's loop.
+        let systemd = try SystemdIntegration(logger: logger)
+        defer { systemd.close() }
         let host = try PluggableApplicationHost(services: [
             ServiceDescriptor(name: "heartbeat", service: try Heartbeat(configuration: .empty)),
         ])
-        // First, before other threads start: blocks the lifecycle signals and reads them.
-        let signals = try LifecycleSignalEdge(host: host)
+        // Every part of the edge by default; turn off what the program does without.
+        var options = SystemdIntegration.Options(name: "my-program")
+        options.watchdog = try WatchdogSettings.fromEnvironment()
+        // The edge in its order, yours last: SIGTERM terminates the host, whose end shuts the
+        // group down, and the host's last reports still go out.
         let group = ServiceGroup(configuration: .init(
-            services: [
-                // Before the host: the group stops services in reverse order, so the host's last
-                // reports go out. SIGTERM terminates the host; its end shuts the group down.
-                .init(service: SystemdNotifyEdge(host: host, notifier: SystemdNotifier())),
-                .init(service: host, successTerminationBehavior: .gracefullyShutdownGroup),
-                .init(service: signals),
-                .init(service: Server()),
-            ],
-            logger: Logger(label: "my-program")
+            services: try systemd.services(for: host, options: options, with: [.init(service: Server())]),
+            logger: logger
         ))
         try await group.run()
     }

@@ -12,6 +12,7 @@ import Configuration
 import Hummingbird
 import ServiceLifecycle
 
+extension AfterLaunch {}
 extension AnalyticsReport {}
 extension AnalyticsService {}
 extension ApphostdCommand {}
@@ -103,6 +104,7 @@ extension SharedStateStore {}
 extension SignalDelivery {}
 extension SignalSource {}
 extension StateDirectoryLock {}
+extension SystemdIntegration {}
 extension SystemdNotifier {}
 extension SystemdNotifyEdge {}
 extension TestHost {}
