@@ -1,6 +1,9 @@
 /// What the host tells whoever reports it to the outside, in the order it happened: the daemon's
 /// sd_notify reporter turns these into `READY=1`, `STATUS=`, `RELOADING=1`, `STOPPING=1`,
 /// `EXTEND_TIMEOUT_USEC=` and `ERRNO=`.
+#if hasAttribute(nonexhaustive)
+@nonexhaustive(warn)
+#endif
 public enum HostReport: Sendable, Hashable {
     /// The status after a request (at most one per request), or at the start of the launch.
     case status(HostStatus)

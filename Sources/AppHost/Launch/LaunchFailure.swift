@@ -2,6 +2,9 @@
 /// `applicationWillTerminate` in reverse order.
 public struct LaunchFailure: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
+    #if hasAttribute(nonexhaustive)
+    @nonexhaustive(warn)
+    #endif
     public enum Reason: Hashable, Sendable {
         /// The hook returned `false`.
         case refused

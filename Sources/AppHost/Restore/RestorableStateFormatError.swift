@@ -1,4 +1,7 @@
 /// Why bytes read back are not a `RestorableState` this binary can use.
+#if hasAttribute(nonexhaustive)
+@nonexhaustive(warn)
+#endif
 public enum RestorableStateFormatError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Fewer bytes than a header and checksum.
     case truncated(size: Int)

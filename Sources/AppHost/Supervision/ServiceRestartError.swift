@@ -1,17 +1,33 @@
 /// Why `PluggableApplicationHost.restartService(named:)` did not restart a service.
 public struct ServiceRestartError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What went wrong; new codes may come, so a `switch` over it needs a default.
+    /// What went wrong. A struct with static members, as swift-service-lifecycle's
+    /// `ServiceGroupError.Code` and every error code here: a new code is not a breaking change.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
-        let name: String
+        private enum Base: Hashable, Sendable {
+            case noSuchService, notRunning, failedToLaunch
+        }
+
+        private let base: Base
+
+        private init(_ base: Base) {
+            self.base = base
+        }
 
         /// The host has no service of that name.
-        public static let noSuchService = Code(name: "no such service")
+        public static let noSuchService = Code(.noSuchService)
         /// The host does not run (not launched yet, or terminating).
-        public static let notRunning = Code(name: "not running")
+        public static let notRunning = Code(.notRunning)
         /// The new instance could not be built or refused to launch: it is disabled.
-        public static let failedToLaunch = Code(name: "failed to launch")
+        public static let failedToLaunch = Code(.failedToLaunch)
 
-        public var description: String { name }
+        /// The code in words, as the error's description says it.
+        public var description: String {
+            switch base {
+            case .noSuchService: "no such service"
+            case .notRunning: "not running"
+            case .failedToLaunch: "failed to launch"
+            }
+        }
     }
 
     /// What went wrong.

@@ -5,6 +5,9 @@ import Glibc
 /// owner's PID so that a second daemon can say who has it.
 public final class StateDirectoryLock: Sendable {
     /// Why the lock was not taken.
+    #if hasAttribute(nonexhaustive)
+    @nonexhaustive(warn)
+    #endif
     public enum Failure: Error, Sendable, CustomStringConvertible {
         /// Another process holds it.
         case held(directory: String, ownerPID: Int32?)

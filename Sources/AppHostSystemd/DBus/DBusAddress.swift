@@ -1,5 +1,8 @@
 /// Which D-Bus bus: the one name for it across the daemon's bus server, its clients
 /// (`apphostd status`, logind's) and the desktop notifications.
+#if hasAttribute(nonexhaustive)
+@nonexhaustive(warn)
+#endif
 public enum DBusAddress: Sendable, Hashable {
     /// `sd_bus_open`'s choice for the process: the user bus in a user's session or under a
     /// user manager, else the system bus. Where the daemon's name goes, as systemd's daemons do.
