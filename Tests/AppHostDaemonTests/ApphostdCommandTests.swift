@@ -98,6 +98,10 @@ struct ApphostdCommandTests {
         #expect(root.contains("run (default)"))
         #expect(root.contains("SIGRTMIN+1       enter background"))
         #expect(root.contains("64 wrong command line"))
+        let codes = root.split(separator: "\n").drop { !$0.hasPrefix("Exit codes:") }.joined(separator: " ")
+        for status in AppHostDaemon.ExitStatus.allCases {
+            #expect(codes.contains(" \(status.rawValue) "), "exit code \(status.rawValue) (\(status)) is in --help")
+        }
         let analytics = Invocation.help(for: .analytics, identity: .apphostd)
         #expect(analytics.contains("USAGE: apphostd analytics [--json] [--config <file>] [--state-directory <directory>]"))
         #expect(analytics.contains("  -c, --config <file>     The config file"))

@@ -1,5 +1,5 @@
 /// The exit codes apphostd documents (sysexits.h where one fits).
-enum ExitStatus: Int32, Sendable, Error {
+enum ExitStatus: Int32, Sendable, Error, CaseIterable {
     /// Terminated cleanly, or a command did what it was asked.
     case clean = 0
     /// A required service failed to launch, or the daemon could not set itself up.

@@ -16,10 +16,11 @@ extension Invocation {
         Exit codes: 0 clean exit, 1 launch failed (also a service that restart
         could not bring back), 64 wrong command line, 65 record-exit given values
         systemd never writes, or restart given a service the daemon does not have
-        (EX_DATAERR), 69 no daemon on the bus (EX_UNAVAILABLE), 73 a file could
-        not be written (EX_CANTCREAT), 75 state directory in use by another daemon
-        (EX_TEMPFAIL), 77 restart refused to an unprivileged caller (EX_NOPERM),
-        78 bad config (EX_CONFIG).
+        (EX_DATAERR), 69 no daemon on the bus (EX_UNAVAILABLE), 70 one of the
+        daemon's own services failed (EX_SOFTWARE), 73 a file could not be written
+        (EX_CANTCREAT), 75 state directory in use by another daemon (EX_TEMPFAIL),
+        77 restart refused to an unprivileged caller (EX_NOPERM), 78 bad config
+        (EX_CONFIG).
         """
     }
 
