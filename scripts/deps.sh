@@ -7,7 +7,8 @@
 #                                dbus-daemon, dbus-bin, util-linux, procps
 #   bash scripts/deps.sh test    try, plus the test suite's tools (scripts/test.sh, the
 #                                benchmarks): systemd-container and debootstrap (the Debian 12
-#                                and 13 roots), binutils (install.sh strips), curl, and the
+#                                and 13 roots), binutils (install.sh strips), curl, scdoc (the
+#                                man pages, deploy/man), and the
 #                                programs prometheus, promtool and prometheus-node-exporter
 #
 # Everything goes in with --no-install-recommends. Nothing installed starts a network listener or
@@ -28,7 +29,7 @@ tool_bin=$tools/root/usr/bin
 
 build=(libsystemd-dev libyaml-dev pkg-config)
 try=("${build[@]}" dbus-daemon dbus-bin util-linux procps)
-test=("${try[@]}" systemd-container debootstrap binutils curl)
+test=("${try[@]}" systemd-container debootstrap binutils curl scdoc)
 case "$level" in
   build) packages=("${build[@]}") ;;
   try) packages=("${try[@]}") ;;

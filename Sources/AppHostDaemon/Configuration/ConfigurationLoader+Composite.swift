@@ -106,7 +106,7 @@ extension ConfigurationLoader {
             return chosen(name, because: "", key: "select", in: entry)
         case .table(let table)?:
             let select = ServiceSection(table, keyPath: entry.keyPath + ".select", file: entry.file, lines: entry.lines)
-            problems.record(select.unknownKeys(["environment", "default"]))
+            problems.record(select.unknownKeys(Self.selectKeys))
             let variable = problems.read { () throws(ConfigurationError) in try select.string("environment") }
             let fallback = problems.read { () throws(ConfigurationError) in try select.string("default") }
             guard let variable, !variable.isEmpty else {

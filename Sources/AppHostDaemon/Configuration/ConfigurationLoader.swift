@@ -29,6 +29,8 @@ package struct ConfigurationLoader: Sendable {
     static let compositeKinds = ["first-of", "one-of", "group"]
     /// Keys allowed in a composite entry.
     static let compositeKeys = ["name", "required", "select"] + compositeKinds
+    /// Keys allowed in a one-of's `select:` mapping.
+    static let selectKeys = ["environment", "default"]
     /// Longest hook or launch deadline accepted; longer is almost surely a typo (`5h` for `5s`).
     static let longestDeadline: Duration = .seconds(24 * 3600)
 
