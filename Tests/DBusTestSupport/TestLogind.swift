@@ -5,7 +5,7 @@ import Synchronization
 
 /// A stand-in for systemd-logind on a test's bus, so that logind's client runs in `swift test`
 /// without root: `org.freedesktop.login1` with the Manager's `InhibitDelayMaxUSec`, `Inhibit`
-/// (a pipe's write end, as logind hands out a FIFO's; its close is the release) and
+/// (one end of a socket pair, as logind hands out a FIFO's; its close is the release) and
 /// `PrepareForSleep`, and one session (`c1`) with `Lock`, `Unlock` and `LockedHint`. sd-bus
 /// blocks, so it serves on a thread of its own; the tests' calls are queued to it. The real
 /// logind is the PID-1 suites'.
@@ -108,7 +108,9 @@ public final class TestLogind: Sendable {
             let processed = sd_bus_process(current, nil)
             if processed < 0 { break }
             if processed > 0 { continue }
-            for action in actions.withLock({ queued in defer { queued = [] }; return queued }) {
+            // One action at a time: after a restart the next ones go to the new connection.
+            while let action = actions.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+                guard let current = bus else { break }
                 switch action {
                 case .prepareForSleep(let starting): emit(current, path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager", member: "PrepareForSleep", bool: starting)
                 case .screen(let locked):
@@ -120,8 +122,9 @@ public final class TestLogind: Sendable {
                     bus = connect(address)
                 }
             }
+            guard bus != nil else { break }
             held += taken.withLock { taken in defer { taken = [] }; return taken }
-            // A released inhibitor: its write end closed, the read end at EOF.
+            // A released inhibitor: the client's end closed, this end hung up.
             held.removeAll { inhibitor in
                 var poller = pollfd(fd: inhibitor.fd, events: Int16(POLLIN), revents: 0)
                 guard poll(&poller, 1, 0) > 0, poller.revents & Int16(POLLHUP) != 0 else { return false }
@@ -188,11 +191,15 @@ public final class TestLogind: Sendable {
             if refusesInhibitors {
                 return replyError(message, "org.freedesktop.DBus.Error.AccessDenied", "Permission denied (polkit said no)")
             }
+            // Close-on-exec from the start: a dbus-daemon a parallel test spawns must not hold
+            // the client's end, or its close would never show.
             var ends: [Int32] = [-1, -1]
-            guard pipe(&ends) == 0 else { return -1 }
-            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else { return -1 }
             var reply: OpaquePointer?
-            guard sd_bus_message_new_method_return(message, &reply) >= 0, let reply else { return -1 }
+            guard sd_bus_message_new_method_return(message, &reply) >= 0, let reply else {
+                ends.forEach { close($0) }
+                return -1
+            }
             defer { sd_bus_message_unref(reply) }
             var handed = ends[1]
             // sd-bus keeps a copy of its own.

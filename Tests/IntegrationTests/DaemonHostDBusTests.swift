@@ -163,6 +163,32 @@ extension IntegrationSuites {
             }
         }
 
+        @Test(
+            "apphostd status --watch ends when the daemon leaves the bus: a line that says so, and exit 69 (EX_UNAVAILABLE)",
+            .enabled(if: IntegrationEnvironment.canRunDaemon, "needs root, unshare, systemd and the apphostd binary (reason printed)")
+        )
+        func watchEndsWhenTheDaemonLeaves() async throws {
+            try await DaemonUnderTest.with(services: [ProbeSpec("a")]) { daemon in
+                try await daemon.startOrFail()
+                try await Self.onTheBus(daemon)
+                guard let binary = IntegrationEnvironment.apphostdBinary else { throw HarnessError("no apphostd binary") }
+                let watched = daemon.workDirectory + "/watch.out"
+                let script = """
+                    \(binary) status --watch --user > \(watched) 2>&1 < /dev/null & watcher=$!
+                    for i in $(seq 200); do grep -q 'required: its failure' \(watched) && break; sleep 0.05; done
+                    systemctl --user stop \(daemon.unitName)
+                    for i in $(seq 400); do kill -0 $watcher 2>/dev/null || break; sleep 0.05; done
+                    kill -0 $watcher 2>/dev/null && { echo "still watching 20 s after the stop"; kill -9 $watcher; }
+                    wait $watcher; echo "exit $?"
+                    cat \(watched)
+                    """
+                let result = try await daemon.sandbox.run(["sh", "-c", script])
+                #expect(result.stdout.contains("exit 69\n"), "\(result)")
+                #expect(result.stdout.contains("apphostd status: the daemon left the bus"), "\(result)")
+                #expect(!result.stdout.contains("still watching"), "\(result)")
+            }
+        }
+
         /// The `<interface name="NAME">…</interface>` element of `xml`, its lines trimmed.
         static func interface(_ name: String, in xml: String) -> String? {
             guard let start = xml.range(of: "<interface name=\"\(name)\">"), let end = xml.range(of: "</interface>", range: start.upperBound..<xml.endIndex) else { return nil }

@@ -56,10 +56,11 @@ final class DesktopNotificationParty: @unchecked Sendable {
         call.answered = { [unowned self] in self.member.markEstablished() }
         let micros = max(1, timeout.wholeMicroseconds)
         var slot: OpaquePointer?
+        // sd-bus's own timeout a second later than the call's timer, which answers first.
         result = sd_bus_call_async(bus, &slot, message, { reply, userdata, _ in
             Unmanaged<NotifyCall>.fromOpaque(userdata!).takeUnretainedValue().take(reply)
             return 1
-        }, call.context, micros)
+        }, call.context, micros + 1_000_000)
         guard result >= 0 else { return call.finish(.failure(DesktopNotificationError(step: "Notify", code: result))) }
         call.slot = slot
         var timer: OpaquePointer?

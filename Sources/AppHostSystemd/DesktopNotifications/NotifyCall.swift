@@ -23,8 +23,10 @@ final class NotifyCall: @unchecked Sendable {
         if DBusMessage.isFromClosedBus(reply) {
             return finish(.failure(DesktopNotificationError(step: "Notify", message: "the session bus closed the connection")))
         }
-        answered()
-        if let (name, message) = DBusMessage.error(of: reply) {
+        let error = DBusMessage.error(of: reply)
+        // sd-bus's own timeout is no answer: it says nothing of whether the connection works.
+        if !["org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout"].contains(error?.name) { answered() }
+        if let (name, message) = error {
             return finish(.failure(DesktopNotificationError(step: "Notify", message: "\(name): \(message)")))
         }
         finish(.success(()))

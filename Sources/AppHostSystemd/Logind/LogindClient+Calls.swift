@@ -80,6 +80,11 @@ extension LogindClient {
         }
         events.yield(.logindFound(delayMax: delayMax))
         takeInhibitorsNow()
+        // Made once logind answered, so only a client that joined (and will be finished) has
+        // one on the loop.
+        if let event = sd_bus_message_get_bus(reply).flatMap({ sd_bus_get_event($0) }) { followSessionChanges(event) }
+        // A session followed before logind was there: its LockedHint could not be had then.
+        refreshLockedHint()
         resolveSession()
     }
 

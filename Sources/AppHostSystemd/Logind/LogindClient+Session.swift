@@ -13,11 +13,12 @@ extension LogindClient {
     /// for the client's life (it outlives a bus connection). Without it, the session found at
     /// start stays the one followed, and the log says why.
     func followSessionChanges(_ event: OpaquePointer) {
-        guard let watched, loginMonitor == nil else { return }
+        guard let watched, loginMonitor == nil, !loginMonitorFailed, !isFinished else { return }
         let category = LoginSessionLookup.monitorCategory(for: watched, runsAsUserUnit: runsAsUserUnit)
         var monitor: OpaquePointer?
         var result = sd_login_monitor_new(category, &monitor)
         guard result >= 0, let monitor else {
+            loginMonitorFailed = true
             events.yield(.sessionsNotFollowed(reason: "sd_login_monitor_new(\(category)): \(SystemErrorText.describe(-result))"))
             return
         }
@@ -29,6 +30,7 @@ extension LogindClient {
         }, context)
         guard result >= 0, let source else {
             sd_login_monitor_unref(monitor)
+            loginMonitorFailed = true
             events.yield(.sessionsNotFollowed(reason: "sd_event_add_io: \(SystemErrorText.describe(-result))"))
             return
         }
@@ -47,6 +49,15 @@ extension LogindClient {
         switch sessionLookup.session(for: watched, user: watchedUser, runsAsUserUnit: runsAsUserUnit) {
         case .success(let id): follow(id)
         case .failure(let none): if session != nil || !saidNoSession { unfollow(none.reason) }
+        }
+    }
+
+    /// Asks the followed session's `LockedHint` again.
+    func refreshLockedHint() {
+        guard let bus, let current = session else { return }
+        _ = getProperty(bus, current.path, Self.sessionInterface, "LockedHint") { reply, userdata, _ in
+            Unmanaged<LogindClient>.fromOpaque(userdata!).takeUnretainedValue().lockedHintAnswered(reply)
+            return 0
         }
     }
 

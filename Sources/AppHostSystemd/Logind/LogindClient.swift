@@ -93,6 +93,8 @@ final class LogindClient: @unchecked Sendable {
     var saidNoSession = false
     /// sd-login's monitor and its source on the loop, once made.
     var loginMonitor: (monitor: OpaquePointer, source: OpaquePointer)?
+    /// The monitor could not be had: said once, not tried again.
+    var loginMonitorFailed = false
     /// How sessions are found: sd-login, or the tests' own.
     let sessionLookup: LoginSessionLookup
 
@@ -152,7 +154,6 @@ final class LogindClient: @unchecked Sendable {
         }, Self.matchInstalled, context)
         guard result >= 0 else { return result }
         if let slot { matches.append(slot) }
-        if let event = sd_bus_get_event(bus) { followSessionChanges(event) }
         result = askDelayMax(bus)
         guard result >= 0 else { return result }
         self.bus = bus
