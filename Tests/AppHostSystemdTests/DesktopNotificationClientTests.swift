@@ -1,5 +1,6 @@
 @testable import AppHostSystemd
 import AppHostTestSupport
+import Dispatch
 import Foundation
 import Glibc
 import DBusTestSupport
@@ -92,5 +93,27 @@ import Testing
         let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
         try #require(bound == 0 && Glibc.listen(listener, 1) == 0)
         return listener
+    }
+}
+
+extension DesktopNotificationClientTests {
+    /// The daemon's end: the edge loop closes, then the notification service and its client go.
+    /// The client's leave, queued after the close, is dropped; the loop's end then finishes the
+    /// connection, which tells its members. It crashed when the member held the client's side
+    /// unowned.
+    @Test("a client dropped after its loop closed: the loop's end finishes the connection without it")
+    func aClientDroppedAfterItsLoopClosed() async throws {
+        let bus = try TestSessionBus.start()
+        defer { bus.stop() }
+        let loop = try EdgeEventLoop(name: "test-notify")
+        var client: DesktopNotificationClient? = DesktopNotificationClient(bus: .address(bus.address), on: loop)
+        #expect(await client?.unavailability() == nil)
+        // Hold the loop's thread, so that the close is queued and not yet carried out.
+        let gate = DispatchSemaphore(value: 0)
+        loop.perform { gate.wait() }
+        loop.close()
+        client = nil
+        gate.signal()
+        #expect(loop.waitUntilEnded() == 0, "the loop ended on its close")
     }
 }

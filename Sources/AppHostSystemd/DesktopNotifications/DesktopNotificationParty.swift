@@ -10,10 +10,12 @@ final class DesktopNotificationParty: @unchecked Sendable {
     private let ended = Atomic(false)
 
     init() {
+        // Weak: the connection may outlive the party (a client dropped after the loop closed,
+        // whose leave was never carried out), and finishes its members when the loop ends.
         member = DBusConnection.Member(
             setUp: { _ in 0 },
-            onEvent: { [unowned self] event in self.connectionChanged(event) },
-            leave: { [unowned self] _ in self.failAll("the client left the bus") }
+            onEvent: { [weak self] event in self?.connectionChanged(event) },
+            leave: { [weak self] _ in self?.failAll("the client left the bus") }
         )
     }
 
