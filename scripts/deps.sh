@@ -8,7 +8,8 @@
 #   bash scripts/deps.sh test    try, plus the test suite's tools (scripts/test.sh, the
 #                                benchmarks): systemd-container and debootstrap (the Debian 12
 #                                and 13 roots), binutils (install.sh strips), curl, scdoc (the
-#                                man pages, deploy/man), and the
+#                                man pages, deploy/man), debhelper and lintian (the Debian
+#                                package, scripts/build-deb.sh), and the
 #                                programs prometheus, promtool and prometheus-node-exporter
 #
 # Everything goes in with --no-install-recommends. Nothing installed starts a network listener or
@@ -29,7 +30,7 @@ tool_bin=$tools/root/usr/bin
 
 build=(libsystemd-dev libyaml-dev pkg-config)
 try=("${build[@]}" dbus-daemon dbus-bin util-linux procps)
-test=("${try[@]}" systemd-container debootstrap binutils curl scdoc)
+test=("${try[@]}" systemd-container debootstrap binutils curl scdoc debhelper lintian)
 case "$level" in
   build) packages=("${build[@]}") ;;
   try) packages=("${try[@]}") ;;

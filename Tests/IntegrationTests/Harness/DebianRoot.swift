@@ -55,10 +55,12 @@ enum DebianRoot {
     /// node_exporter (enabled at boot, as Debian installs it), which reads the metrics textfile,
     /// and what logind needs to answer as on a real machine: polkitd (without it logind refuses
     /// an unprivileged inhibitor, "Access denied") and libpam-systemd (pam_systemd, which makes
-    /// a `PAMName=login` unit a logind session).
+    /// a `PAMName=login` unit a logind session), and for the Debian package's tests (which have no
+    /// network) what it depends on, recommends and shows: man-db (`man apphostd`) and
+    /// bash-completion.
     static let debootstrapArguments = [
         "--variant=minbase",
-        "--include=systemd,systemd-sysv,dbus,libyaml-0-2,libsystemd0,prometheus-node-exporter,polkitd,libpam-systemd",
+        "--include=systemd,systemd-sysv,dbus,libyaml-0-2,libsystemd0,prometheus-node-exporter,polkitd,libpam-systemd,man-db,bash-completion",
         release.rawValue,
     ]
 

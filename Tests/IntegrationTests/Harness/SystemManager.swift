@@ -53,8 +53,8 @@ final class SystemManager: Sendable {
     // MARK: Boot and power off
 
     /// Boots a system, runs `body`, and powers it off whatever happens.
-    static func with<R: Sendable>(_ body: (SystemManager) async throws -> R) async throws -> R {
-        let system = try await boot()
+    static func with<R: Sendable>(installsWithScript: Bool = true, _ body: (SystemManager) async throws -> R) async throws -> R {
+        let system = try await boot(installsWithScript: installsWithScript)
         do {
             let result = try await body(system)
             await system.powerOff()
@@ -68,7 +68,9 @@ final class SystemManager: Sendable {
     /// Prepares the Debian root (cached), builds the release binary (shared with
     /// `InstallBuildTests`), copies the root, installs with `deploy/install.sh BINARY ROOT`, boots
     /// it and waits (bounded) until `systemctl is-system-running --wait` answers inside.
-    static func boot() async throws -> SystemManager {
+    /// `installsWithScript` false: nothing of apphostd's is installed (the Debian package's tests
+    /// install it themselves).
+    static func boot(installsWithScript: Bool = true) async throws -> SystemManager {
         let clock = ContinuousClock()
         var timings: [(step: String, duration: Duration)] = []
         func timed<T>(_ step: String, _ work: () async throws -> T) async throws -> T {
@@ -91,12 +93,14 @@ final class SystemManager: Sendable {
             }
             guard copy.succeeded else { throw HarnessError("cannot copy the Debian root: \(copy)") }
 
-            let install = try await timed("deploy/install.sh") {
-                try await ProcessRunner.run(["bash", ReleaseBuild.repository + "/deploy/install.sh", binary, root], timeout: .seconds(120))
+            if installsWithScript {
+                let install = try await timed("deploy/install.sh") {
+                    try await ProcessRunner.run(["bash", ReleaseBuild.repository + "/deploy/install.sh", binary, root], timeout: .seconds(120))
+                }
+                let installLog = "\(install)\n"
+                try? installLog.write(toFile: directory + "/install.log", atomically: false, encoding: .utf8)
+                guard install.succeeded else { throw HarnessError("deploy/install.sh failed: \(install)") }
             }
-            let installLog = "\(install)\n"
-            try? installLog.write(toFile: directory + "/install.log", atomically: false, encoding: .utf8)
-            guard install.succeeded else { throw HarnessError("deploy/install.sh failed: \(install)") }
 
             let machine = "apphostd-it-" + UUID().uuidString.prefix(8).lowercased()
             try await timed("logind and power setup") { try await preparePowerAndLogind(directory: directory, machine: machine) }
