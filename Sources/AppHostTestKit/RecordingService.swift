@@ -44,6 +44,11 @@ struct RecordingService: ApplicationService {
         try await wrapped.applicationDidReceiveMemoryWarning(application, level: level)
     }
 
+    func applicationSignificantTimeChange(_ application: ApplicationHandle) async throws {
+        record(application, .significantTimeChange)
+        try await wrapped.applicationSignificantTimeChange(application)
+    }
+
     func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
         record(application, .protectedDataWillBecomeUnavailable)
         try await wrapped.applicationProtectedDataWillBecomeUnavailable(application)

@@ -129,6 +129,12 @@ public final class TestHost: Sendable {
         try await host.receiveMemoryWarning(level: level)
     }
 
+    /// Tells every service the time changed, as the daemon does when the clock is set, the zone
+    /// changes or midnight passes.
+    public func receiveSignificantTimeChange(_ change: SignificantTimeChange = .clock) async throws(IllegalTransition) {
+        try await host.receiveSignificantTimeChange(change)
+    }
+
     /// Locks or unlocks the session, as the session-lock service does. False when nothing changed.
     @discardableResult
     public func setSessionLocked(_ locked: Bool, reason: String? = nil) async throws(IllegalTransition) -> Bool {

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/timerfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -174,4 +176,22 @@ long apphost_receive_with_fds(int socket, void *data, size_t size, int *fds, int
         }
     }
     return (long)received;
+}
+
+int apphost_open_realtime_timerfd(void) {
+    int fd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+int apphost_arm_realtime_timerfd(int fd, int64_t seconds) {
+    struct itimerspec value = { .it_value = { .tv_sec = (time_t)seconds } };
+    return timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &value, NULL) < 0 ? -errno : 0;
+}
+
+uint32_t apphost_localtime_watch_mask(void) {
+    return IN_ATTRIB | IN_MOVE_SELF | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_DONT_FOLLOW;
+}
+
+uint32_t apphost_localtime_directory_watch_mask(void) {
+    return IN_CREATE | IN_MOVED_TO | IN_ONLYDIR;
 }

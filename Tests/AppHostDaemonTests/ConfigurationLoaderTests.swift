@@ -20,6 +20,7 @@ struct ConfigurationLoaderTests {
         #expect(configuration.memoryPressure == .init(enabled: true, warningStall: .milliseconds(200), criticalStall: .milliseconds(800), window: .seconds(2)))
         #expect(configuration.metrics.textfile == nil, "no metrics file unless the config names one")
         #expect(configuration.followsLogind, "logind is followed unless the config says host.logind: false")
+        #expect(configuration.followsTimeChanges, "time changes are followed unless the config says host.time-changes: false")
         #expect(configuration.services.map(\.name) == ["logger"])
         #expect(configuration.services[0].type == "logger")
         #expect(configuration.services[0].isRequired == false)
@@ -47,6 +48,17 @@ struct ConfigurationLoaderTests {
             try loader.load(text: "host:\n  logind: sometimes\nservices:\n  - logger\n", file: "l.yaml")
         }
         #expect(errors?.errors.map(\.keyPath) == ["host.logind"])
+    }
+
+    @Test("host.time-changes: false turns time changes off; anything but a boolean is refused with what to write")
+    func timeChangesSetting() throws {
+        let off = try loader.load(text: "host:\n  time-changes: false\nservices:\n  - logger\n", file: "t.yaml")
+        #expect(!off.followsTimeChanges)
+        let errors = #expect(throws: InvalidConfiguration.self) {
+            try loader.load(text: "host:\n  time-changes: daily\nservices:\n  - logger\n", file: "t.yaml")
+        }
+        #expect(errors?.errors.map(\.keyPath) == ["host.time-changes"])
+        #expect(errors?.description.contains("true or false") == true, "\(errors.map { "\($0)" } ?? "")")
     }
 
     @Test("host.logind-session: auto by default, user:NAME, or a session id; anything else is refused with what to write", arguments: [

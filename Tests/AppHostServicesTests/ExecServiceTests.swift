@@ -76,6 +76,29 @@ struct ExecServiceTests {
         #expect(lines.filter { $0.metadata["stream"] == "stderr" }.count == 3)
     }
 
+    @Test("on significantTimeChange the program gets APPHOST_TIME_CHANGE, the causes as the request's; on other events none")
+    func aTimeChangeNamesItsCauses() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let output = directory + "/events.txt"
+        let script = "echo \"$APPHOST_EVENT ${APPHOST_TIME_CHANGE-unset}\" >> \(output)"
+        let host = try PluggableApplicationHost(
+            services: [Self.descriptor("hook", [
+                "on": .array([.string("significantTimeChange"), .string("didEnterBackground")]),
+                "run": .array([.string("sh"), .string("-c"), .string(script)]),
+            ])],
+            configuration: .init(launchState: LaunchStateFiles(directory: directory + "/state"), stateDirectory: directory + "/state"),
+            logger: CapturedLogs().logger()
+        )
+        try await host.withRunning {
+            try await host.launched()
+            try await host.receiveSignificantTimeChange(.timezone)
+            try await host.enterBackground()
+            try await host.receiveSignificantTimeChange([.clock, .daylightSaving])
+        }
+        #expect(readLines(output) == ["significantTimeChange timezone", "didEnterBackground unset", "significantTimeChange clock,daylight-saving"])
+    }
+
     @Test func aNonZeroExitIsAWarningWithItsCode() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -24,6 +24,56 @@ import Testing
         }
     }
 
+    @Test("time changes that come while a slow hook runs merge into one call, in the background too, with every cause in its context")
+    func timeChangesMerge() async throws {
+        let journal = Journal()
+        let slow = Latch()
+        let host = try PluggableApplicationHost(
+            services: [descriptor(Recorder(name: "a", journal: journal, hangs: ["didEnterBackground": slow]))],
+            configuration: .init(hookDeadline: .seconds(30), launchDeadline: .seconds(5), terminateDeadline: .seconds(5)),
+            logger: quietLogger
+        )
+        try await host.withRunning {
+            try await host.launched()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addImmediateTask { try await host.enterBackground() }
+                #expect(await journal.wait(for: "a:didEnterBackground"))
+                for change: SignificantTimeChange in [.clock, .timezone, .clock, .midnight] {
+                    group.addImmediateTask { try await host.receiveSignificantTimeChange(change) }
+                }
+                // The run's end comes on the loop's one input stream after the four requests, so
+                // the loop has queued (and merged) them before the next turn.
+                slow.open()
+                try await group.waitForAll()
+            }
+            try await host.receiveSignificantTimeChange(.daylightSaving)
+            #expect(journal.drain().filter { $0.contains("significantTimeChange") } == [
+                "a:significantTimeChange(clock,timezone,midnight)", "a:significantTimeChange(daylight-saving)",
+            ])
+        }
+    }
+
+    @Test("a time change after the host terminated is refused, as a memory warning is")
+    func timeChangeAfterTerminateIsRefused() async throws {
+        let host = try makeHost(["a"], journal: Journal())
+        try await host.withRunning {
+            try await host.launched()
+            await host.terminate()
+        }
+        await #expect(throws: IllegalTransition.self) { try await host.receiveSignificantTimeChange(.clock) }
+    }
+
+    @Test("a request's cause names the changes it carries; other words are left out", arguments: [
+        ("timezone", SignificantTimeChange?.some(.timezone)),
+        ("clock,midnight", .some([.clock, .midnight])),
+        ("daylight-saving,sleep", .some(.daylightSaving)),
+        ("sleep", nil),
+    ])
+    func causesNameTheChange(_ text: String, _ change: SignificantTimeChange?) {
+        #expect(SignificantTimeChange(causes: text) == change)
+        if let change { #expect(SignificantTimeChange(causes: change.description) == change) }
+    }
+
     @Test("merged causes: each once, in the order they came", arguments: [
         (String?.none, String?.none, String?.none),
         ("memory-pressure", nil, "memory-pressure"),

@@ -18,7 +18,7 @@ struct LifecycleEventTests {
     static let events: [LifecycleEvent] = [
         .willFinishLaunching, .didFinishLaunching, .didBecomeActive, .willResignActive,
         .didEnterBackground, .willEnterForeground, .didReceiveMemoryWarning(.warning),
-        .didReceiveMemoryWarning(.critical), .protectedDataWillBecomeUnavailable,
+        .didReceiveMemoryWarning(.critical), .significantTimeChange, .protectedDataWillBecomeUnavailable,
         .protectedDataDidBecomeAvailable, .willTerminate, .didUpdateConfiguration,
     ]
 }

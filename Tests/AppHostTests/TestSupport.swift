@@ -2,6 +2,7 @@ import AppHost
 import AppHostTestKit
 import Foundation
 import Logging
+import ServiceContextModule
 import Synchronization
 import Testing
 
@@ -132,6 +133,10 @@ struct Recorder: ApplicationService {
     func applicationWillEnterForeground(_ application: ApplicationHandle) async throws { await hook("willEnterForeground") }
     func applicationDidReceiveMemoryWarning(_ application: ApplicationHandle, level: MemoryWarningLevel) async throws {
         await hook("didReceiveMemoryWarning.\(level.rawValue)")
+    }
+    /// Recorded with what changed: `significantTimeChange(clock,midnight)`.
+    func applicationSignificantTimeChange(_ application: ApplicationHandle) async throws {
+        await hook("significantTimeChange(\(ServiceContext.current?.significantTimeChange?.description ?? "-"))")
     }
     func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
         await hook("protectedDataWillBecomeUnavailable")

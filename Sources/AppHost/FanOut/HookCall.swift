@@ -60,6 +60,7 @@ struct HookCall: Sendable {
             case .didEnterBackground: try await service.applicationDidEnterBackground(application)
             case .willEnterForeground: try await service.applicationWillEnterForeground(application)
             case .didReceiveMemoryWarning(let level): try await service.applicationDidReceiveMemoryWarning(application, level: level)
+            case .significantTimeChange: try await service.applicationSignificantTimeChange(application)
             case .protectedDataWillBecomeUnavailable: try await service.applicationProtectedDataWillBecomeUnavailable(application)
             case .protectedDataDidBecomeAvailable: try await service.applicationProtectedDataDidBecomeAvailable(application)
             case .willTerminate: try await service.applicationWillTerminate(application)

@@ -200,6 +200,15 @@ public final class PluggableApplicationHost: Sendable {
         try await send { .memoryWarning(level, replies: [$0]) }.get()
     }
 
+    /// Tells every service (registration order) that the time changed under it: UIKit's
+    /// `applicationSignificantTimeChange`. `change` is the request's cause, which the hooks read
+    /// (`ServiceContext.significantTimeChange`) and the status, the log and the event records
+    /// show. Changes that arrive while one waits behind another request merge into it, their
+    /// causes combined. Refused outside the running states.
+    public func receiveSignificantTimeChange(_ change: SignificantTimeChange) async throws(IllegalTransition) {
+        try await send(cause: change.description) { .significantTimeChange(replies: [$0]) }.get()
+    }
+
     /// Locks or unlocks the session: `protectedDataWillBecomeUnavailable` (reverse order) or
     /// `protectedDataDidBecomeAvailable` (registration order). Returns false when nothing changed.
     /// `reason` shows in the status while the session stays locked.

@@ -28,6 +28,15 @@ extension HostLoop {
             case .refuse(let refusal):
                 for reply in replies { reply.resume(returning: .failure(refusal.illegalTransition)) }
             }
+        case .significantTimeChange(let replies):
+            switch machine.decide(.significantTimeChange) {
+            case .perform(let actions):
+                await perform(actions, group: &group)
+                await finishRequest(group: &group)
+                for reply in replies { reply.resume(returning: .success(())) }
+            case .refuse(let refusal):
+                for reply in replies { reply.resume(returning: .failure(refusal.illegalTransition)) }
+            }
         case .sessionLock(let locked, let reason, let reply):
             switch await applySessionLock(SessionLockDidChange(isLocked: locked, reason: reason ?? ""), group: &group) {
             case .success(let changed):

@@ -10,6 +10,9 @@ enum HostRequest: Sendable {
     /// A condition of the machine: memory is short. Merges (`merging(_:)`): every caller waits
     /// for the one fan-out.
     case memoryWarning(MemoryWarningLevel, replies: [Reply<Void, IllegalTransition>])
+    /// A condition of the machine: the clock, the zone or the day changed; what changed rides in
+    /// the request's cause. Merges like a memory warning, the causes combined by the queue.
+    case significantTimeChange(replies: [Reply<Void, IllegalTransition>])
     case sessionLock(locked: Bool, reason: String?, reply: Reply<Bool, IllegalTransition>)
     case reload(load: @Sendable () throws -> [ServiceDescriptor], reply: Reply<ConfigurationDidReload, InvalidConfiguration>)
     case restartService(name: String, reply: Reply<Void, ServiceRestartError>)
@@ -23,6 +26,7 @@ enum HostRequest: Sendable {
         switch self {
         case .lifecycle(let request, _): "\(request)"
         case .memoryWarning(let level, _): "memory warning (\(level))"
+        case .significantTimeChange: "significant time change"
         case .sessionLock(let locked, _, _): locked ? "session lock" : "session unlock"
         case .reload: "reload"
         case .restartService(let name, _): "restart of \(name)"
@@ -43,6 +47,8 @@ enum HostRequest: Sendable {
             reply.resume(returning: .failure(machine.refusal(of: request).illegalTransition))
         case .memoryWarning(let level, let replies):
             for reply in replies { reply.resume(returning: .failure(machine.refusal(of: .memoryWarning(level)).illegalTransition)) }
+        case .significantTimeChange(let replies):
+            for reply in replies { reply.resume(returning: .failure(machine.refusal(of: .significantTimeChange).illegalTransition)) }
         case .sessionLock(let locked, let reason, let reply):
             reply.resume(returning: .failure(machine.refusal(of: .sessionLock(locked, reason: reason ?? "")).illegalTransition))
         case .reload(_, let reply):
@@ -62,8 +68,11 @@ enum HostRequest: Sendable {
     /// The condition of the machine the request reports, when it reports one; nil for the
     /// others, which never merge.
     var condition: String? {
-        if case .memoryWarning = self { return "memory" }
-        return nil
+        switch self {
+        case .memoryWarning: "memory"
+        case .significantTimeChange: "time"
+        default: nil
+        }
     }
 
     /// `self`, waiting in the queue, with `newer` of the same condition merged in: the newer
@@ -74,6 +83,8 @@ enum HostRequest: Sendable {
         switch (self, newer) {
         case (.memoryWarning(let level, let replies), .memoryWarning(let newerLevel, let newerReplies)):
             .memoryWarning(max(level, newerLevel), replies: replies + newerReplies)
+        case (.significantTimeChange(let replies), .significantTimeChange(let newerReplies)):
+            .significantTimeChange(replies: replies + newerReplies)
         default:
             nil
         }

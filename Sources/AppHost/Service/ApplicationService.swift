@@ -31,6 +31,11 @@ public protocol ApplicationService: Sendable {
     func applicationWillEnterForeground(_ application: ApplicationHandle) async throws
     /// The system wants memory back; the host trims its heap after every service was told.
     func applicationDidReceiveMemoryWarning(_ application: ApplicationHandle, level: MemoryWarningLevel) async throws
+    /// The time the machine keeps changed under the service: the clock was set, the time zone
+    /// changed, the local day changed at midnight, or daylight saving time began or ended.
+    /// `ServiceContext.current?.significantTimeChange` says which (several, when they came
+    /// together). Reaches the services in any running state, the background included.
+    func applicationSignificantTimeChange(_ application: ApplicationHandle) async throws
     /// The session is locking: wipe or stop using protected data.
     func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws
     /// The session unlocked: protected data may be read again.
@@ -62,6 +67,7 @@ extension ApplicationService {
     public func applicationDidEnterBackground(_ application: ApplicationHandle) async throws {}
     public func applicationWillEnterForeground(_ application: ApplicationHandle) async throws {}
     public func applicationDidReceiveMemoryWarning(_ application: ApplicationHandle, level: MemoryWarningLevel) async throws {}
+    public func applicationSignificantTimeChange(_ application: ApplicationHandle) async throws {}
     public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {}
     public func applicationProtectedDataDidBecomeAvailable(_ application: ApplicationHandle) async throws {}
     public func applicationWillTerminate(_ application: ApplicationHandle) async throws {}

@@ -14,6 +14,8 @@ public enum LifecycleEvent: Sendable, Hashable, CustomStringConvertible {
     case willEnterForeground
     /// The system wants memory back, this hard.
     case didReceiveMemoryWarning(MemoryWarningLevel)
+    /// The clock, the time zone or the local day changed.
+    case significantTimeChange
     /// The session is locking.
     case protectedDataWillBecomeUnavailable
     /// The session unlocked.
@@ -35,7 +37,7 @@ public enum LifecycleEvent: Sendable, Hashable, CustomStringConvertible {
     public var direction: Direction {
         switch self {
         case .willFinishLaunching, .didFinishLaunching, .didBecomeActive, .willEnterForeground,
-            .didReceiveMemoryWarning, .protectedDataDidBecomeAvailable, .didUpdateConfiguration:
+            .didReceiveMemoryWarning, .significantTimeChange, .protectedDataDidBecomeAvailable, .didUpdateConfiguration:
             .up
         case .willResignActive, .didEnterBackground, .protectedDataWillBecomeUnavailable, .willTerminate:
             .down
@@ -52,6 +54,7 @@ public enum LifecycleEvent: Sendable, Hashable, CustomStringConvertible {
         case .didEnterBackground: "applicationDidEnterBackground"
         case .willEnterForeground: "applicationWillEnterForeground"
         case .didReceiveMemoryWarning: "applicationDidReceiveMemoryWarning"
+        case .significantTimeChange: "applicationSignificantTimeChange"
         case .protectedDataWillBecomeUnavailable: "applicationProtectedDataWillBecomeUnavailable"
         case .protectedDataDidBecomeAvailable: "applicationProtectedDataDidBecomeAvailable"
         case .willTerminate: "applicationWillTerminate"
@@ -70,6 +73,7 @@ public enum LifecycleEvent: Sendable, Hashable, CustomStringConvertible {
         case .willEnterForeground: "willEnterForeground"
         case .didReceiveMemoryWarning(.warning): "didReceiveMemoryWarning.warning"
         case .didReceiveMemoryWarning(.critical): "didReceiveMemoryWarning.critical"
+        case .significantTimeChange: "significantTimeChange"
         case .protectedDataWillBecomeUnavailable: "protectedDataWillBecomeUnavailable"
         case .protectedDataDidBecomeAvailable: "protectedDataDidBecomeAvailable"
         case .willTerminate: "willTerminate"
@@ -83,7 +87,7 @@ public enum LifecycleEvent: Sendable, Hashable, CustomStringConvertible {
     package static let allNames: [String] = [
         LifecycleEvent.willFinishLaunching, .didFinishLaunching, .didBecomeActive, .willResignActive,
         .didEnterBackground, .willEnterForeground, .didReceiveMemoryWarning(.warning),
-        .didReceiveMemoryWarning(.critical), .protectedDataWillBecomeUnavailable,
+        .didReceiveMemoryWarning(.critical), .significantTimeChange, .protectedDataWillBecomeUnavailable,
         .protectedDataDidBecomeAvailable, .willTerminate, .didUpdateConfiguration,
     ].map(\.name)
 }

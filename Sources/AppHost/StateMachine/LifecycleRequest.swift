@@ -20,6 +20,8 @@ package enum LifecycleRequest: Sendable, Hashable, CustomStringConvertible {
     case toggleBackground
     /// Tell the services memory is short, then trim the host's heap.
     case memoryWarning(MemoryWarningLevel)
+    /// Tell the services the clock, the time zone or the local day changed.
+    case significantTimeChange
     /// Lock (`true`, with why) or unlock the session: the protected-data events.
     case sessionLock(Bool, reason: String)
     /// Apply a new configuration.
@@ -54,7 +56,7 @@ package enum LifecycleRequest: Sendable, Hashable, CustomStringConvertible {
         case .toggleBackground: state == .active ? .background : .active
         case .terminate, .terminateNow: .terminating
         case .prepareForSleep: .background
-        case .memoryWarning, .sessionLock, .restoreSessionLock, .reload, .resume, .supervise, .restartService: state
+        case .memoryWarning, .significantTimeChange, .sessionLock, .restoreSessionLock, .reload, .resume, .supervise, .restartService: state
         }
     }
 
@@ -69,6 +71,7 @@ package enum LifecycleRequest: Sendable, Hashable, CustomStringConvertible {
         case .enterForeground: "enterForeground"
         case .toggleBackground: "toggleBackground"
         case .memoryWarning(let level): "memory warning (\(level))"
+        case .significantTimeChange: "significant time change"
         case .sessionLock(let locked, _): locked ? "session lock" : "session unlock"
         case .reload: "reload"
         case .prepareForSleep(let kind): kind == .sleep ? "prepare for sleep" : "prepare for shutdown"

@@ -11,7 +11,7 @@ extension LifecycleStateMachine {
             // The launch carries its own steps through; a terminate that arrived cuts it short
             // between services (`continueLaunch`), and rolls it back with `terminateNow`.
             return decideLaunchStep(request)
-        case .enterBackground, .enterForeground, .toggleBackground, .memoryWarning, .sessionLock, .reload:
+        case .enterBackground, .enterForeground, .toggleBackground, .memoryWarning, .significantTimeChange, .sessionLock, .reload:
             if isTerminatePending { return refuse(request, "a terminate is pending, and it comes first") }
             if let sleep, state == .background, let steps = decideWhileAsleep(request, sleep) { return .perform(steps) }
             return decideWhileRunning(request)
@@ -115,6 +115,11 @@ extension LifecycleStateMachine {
             return .perform([.deliver(.didReceiveMemoryWarning(level), from: state, to: state), .trimHeap(level), .persistRestorableState])
         case (.memoryWarning, _):
             return refuse(request, "memory warnings reach launched services only")
+
+        case (.significantTimeChange, .active), (.significantTimeChange, .inactive), (.significantTimeChange, .background):
+            return .perform([.deliver(.significantTimeChange, from: state, to: state)])
+        case (.significantTimeChange, _):
+            return refuse(request, "time changes reach launched services only")
 
         case (.sessionLock(let locked, let reason), .active), (.sessionLock(let locked, let reason), .inactive), (.sessionLock(let locked, let reason), .background):
             if locked != isProtectedDataAvailable {

@@ -34,6 +34,9 @@ extension ConfigurationLoader {
         if let logind = problems.read({ () throws(ConfigurationError) in try host.bool("logind") }) {
             configuration.followsLogind = logind
         }
+        if let timeChanges = problems.read({ () throws(ConfigurationError) in try host.bool("time-changes") }) {
+            configuration.followsTimeChanges = timeChanges
+        }
         // A session id may be written bare (`logind-session: 3`): YAML makes that an integer.
         let sessionText: String? = if case .int(let id)? = host.values["logind-session"], id >= 0 {
             String(id)

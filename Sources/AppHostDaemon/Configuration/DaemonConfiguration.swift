@@ -118,6 +118,9 @@ public struct DaemonConfiguration: Sendable {
     /// Whether the daemon follows logind's sleep and shutdown (`host.logind`, on by default;
     /// without logind it says so once and runs on).
     public internal(set) var followsLogind = true
+    /// Whether significant time changes reach the services (`host.time-changes`, on by
+    /// default): the clock set, the time zone changed, midnight, daylight saving.
+    public internal(set) var followsTimeChanges = true
     /// Whose screen lock the session-lock service follows (`host.logind-session`: `auto`,
     /// `user:NAME` or a session id).
     public internal(set) var logindSession: LogindEdge.WatchedSession = .auto

@@ -123,7 +123,8 @@ struct Daemon: Sendable {
         options.memoryPressure = configuration.memoryPressure.enabled ? configuration.memoryPressure.thresholds : nil
         (options.restorableState, options.metrics) = (restorable, metrics)
         (options.followsLogind, options.logindSession) = (configuration.followsLogind, configuration.logindSession)
-        let parts: (services: [ServiceGroupConfiguration.ServiceConfiguration], memoryPressure: MemoryPressureEdge?)
+        options.followsTimeChanges = configuration.followsTimeChanges
+        let parts: (services: [ServiceGroupConfiguration.ServiceConfiguration], memoryPressure: MemoryPressureEdge?, timeChanges: TimeChangeEdge?)
         do {
             parts = try systemd.parts(for: host, options: options)
         } catch {
@@ -142,6 +143,7 @@ struct Daemon: Sendable {
             "memory_pressure": "\(parts.memoryPressure?.source.sourceDescription ?? "off (disabled in config)")",
             "watchdog": "\(watchdog?.summary ?? "off")",
             "restorable_state": "\(restorable.fileDescriptorStore.summary); \(restorable.path)",
+            "time_changes": "\(parts.timeChanges?.summary ?? "off (host.time-changes: false)")",
             "metrics": "\(metrics.map { "\($0.path) (daemon=\"\($0.factory.daemon)\")" } ?? "off (no host.metrics.textfile)")",
         ]
         // Whether logind is followed is logind's edge's one line to say, once it knows (after

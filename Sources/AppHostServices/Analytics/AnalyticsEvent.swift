@@ -28,6 +28,8 @@ package struct AnalyticsEvent: Sendable, Hashable {
         case sleep
         /// The watched logind session's screen locked (`ScreenLockDidChange`).
         case screenLock
+        /// A significant time change, with its `cause` (`clock,midnight`).
+        case timeChange
     }
 
     /// Increasing across the log and the summary, so a record already folded into the summary
@@ -44,10 +46,12 @@ package struct AnalyticsEvent: Sendable, Hashable {
     var level: String?
     /// The instance name of the service a restart was of.
     var service: String?
+    /// What changed, in a time change: the request's cause.
+    var cause: String?
 
     init(
         seq: UInt64, kind: Kind, at: UnixTime = .now, first: Bool? = nil, previousExit: String? = nil, exitCause: String? = nil,
-        seconds: Double? = nil, level: String? = nil, service: String? = nil
+        seconds: Double? = nil, level: String? = nil, service: String? = nil, cause: String? = nil
     ) {
         self.seq = seq
         self.kind = kind
@@ -58,6 +62,7 @@ package struct AnalyticsEvent: Sendable, Hashable {
         self.seconds = seconds
         self.level = level
         self.service = service
+        self.cause = cause
     }
 
     /// The record as the log keeps it: one JSON object, keys sorted, absent fields left out.
@@ -72,6 +77,7 @@ package struct AnalyticsEvent: Sendable, Hashable {
             "seconds": seconds.map(JSONValue.number),
             "level": level.map(JSONValue.string),
             "service": service.map(JSONValue.string),
+            "cause": cause.map(JSONValue.string),
         ])
     }
 
@@ -89,6 +95,7 @@ package struct AnalyticsEvent: Sendable, Hashable {
         seconds = json["seconds"]?.number
         level = json["level"]?.string
         service = json["service"]?.string
+        cause = json["cause"]?.string
     }
 
     /// The sequence number of a whole record of a kind this version does not count (written by

@@ -49,6 +49,9 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
     /// Times the screen of the logind session the daemon follows locked (each also locked the
     /// session, unless it was locked already: `sessionLocks`).
     public var screenLocks = 0
+    /// Significant time changes by cause (`clock`, `timezone`, `midnight`, `daylight-saving`):
+    /// a change with two causes counts once for each.
+    public var timeChangesByCause: [String: Int] = [:]
     /// When the first counted event happened.
     public var firstEvent: UnixTime?
     /// When the last counted event happened.
@@ -127,6 +130,8 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
             sleeps += 1
             sleepSeconds += event.seconds ?? 0
         case .screenLock: screenLocks += 1
+        case .timeChange:
+            for cause in (event.cause ?? "").split(separator: ",") { timeChangesByCause[String(cause), default: 0] += 1 }
         }
     }
 
@@ -150,6 +155,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
             ("restarts by service", Self.format(counts: restartsByService)),
             ("sleeps", sleeps == 0 ? "0" : "\(sleeps) (\(Self.format(seconds: sleepSeconds)) asleep)"),
             ("screen locks", "\(screenLocks)"),
+            ("time changes by cause", Self.format(counts: timeChangesByCause)),
             ("first event", firstEvent.map(Self.format(date:)) ?? "-"),
             ("last event", lastEvent.map(Self.format(date:)) ?? "-"),
         ]
@@ -190,6 +196,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
             "sleeps": .number(Double(sleeps)),
             "sleepSeconds": .number(sleepSeconds),
             "screenLocks": .number(Double(screenLocks)),
+            "timeChangesByCause": .object(timeChangesByCause.mapValues { .number(Double($0)) }),
             "firstEvent": firstEvent.map { .string($0.iso8601) },
             "lastEvent": lastEvent.map { .string($0.iso8601) },
             "lastSequence": .number(Double(lastSequence)),
@@ -247,6 +254,7 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
         sleeps = try count(json["sleeps"], "sleeps") ?? 0
         sleepSeconds = try seconds("sleepSeconds") ?? 0
         screenLocks = try count(json["screenLocks"], "screenLocks") ?? 0
+        timeChangesByCause = try counts("timeChangesByCause")
         firstEvent = try date("firstEvent")
         lastEvent = try date("lastEvent")
         lastSequence = UInt64(try count(json["lastSequence"], "lastSequence") ?? 0)

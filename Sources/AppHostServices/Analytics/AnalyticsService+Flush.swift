@@ -5,9 +5,9 @@ import Synchronization
 /// Recording events into the day's counts, and flushing them to the store: at a phase's end,
 /// periodically, and at terminate.
 extension AnalyticsService {
-    func record(_ kind: AnalyticsEvent.Kind, first: Bool? = nil, previousExit: String? = nil, exitCause: String? = nil, level: String? = nil, service: String? = nil, seconds: Double? = nil) {
+    func record(_ kind: AnalyticsEvent.Kind, first: Bool? = nil, previousExit: String? = nil, exitCause: String? = nil, level: String? = nil, service: String? = nil, seconds: Double? = nil, cause: String? = nil) {
         let startTimer = state.withLock { state in
-            state.store?.record(kind, first: first, previousExit: previousExit, exitCause: exitCause, seconds: seconds, level: level, service: service) ?? false
+            state.store?.record(kind, first: first, previousExit: previousExit, exitCause: exitCause, seconds: seconds, level: level, service: service, cause: cause) ?? false
         }
         if startTimer { wake.yield() }
     }

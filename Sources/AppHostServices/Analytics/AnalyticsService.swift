@@ -1,5 +1,6 @@
 import AppHost
 import Logging
+import ServiceContextModule
 import Synchronization
 
 /// Usage analytics in the spirit of a usage broker: launches (first, after clean and unclean
@@ -26,7 +27,7 @@ public final class AnalyticsService: ApplicationService {
     /// The keys its `settings:` section may hold.
     public static let settingKeys = ["flush-interval", "compact-after"]
     /// One line for `apphostd services`.
-    public static let summary = "Usage analytics: launches, exits by cause, foreground/background time, transitions, memory warnings, restarts by service, sleeps, screen locks; crash-safe log in the state directory"
+    public static let summary = "Usage analytics: launches, exits by cause, foreground/background time, transitions, memory warnings, restarts by service, sleeps, screen locks, time changes by cause; crash-safe log in the state directory"
 
     /// How analytics persists.
     public struct Settings: Sendable, Hashable {
@@ -156,6 +157,11 @@ public final class AnalyticsService: ApplicationService {
         }
         defer { keepUnflushed(application) }
         try flush(reportingTo: application.logger)
+    }
+
+    public func applicationSignificantTimeChange(_ application: ApplicationHandle) async throws {
+        record(.timeChange, cause: ServiceContext.current?.significantTimeChange?.description)
+        keepUnflushed(application)
     }
 
     public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {

@@ -106,10 +106,11 @@ package final class AnalyticsStore {
     /// empty before (a flush timer should start).
     func record(
         _ kind: AnalyticsEvent.Kind, at date: UnixTime = .now, first: Bool? = nil, previousExit: String? = nil, exitCause: String? = nil,
-        seconds: Double? = nil, level: String? = nil, service: String? = nil
+        seconds: Double? = nil, level: String? = nil, service: String? = nil, cause: String? = nil
     ) -> Bool {
         let event = AnalyticsEvent(
-            seq: nextSequence, kind: kind, at: date, first: first, previousExit: previousExit, exitCause: exitCause, seconds: seconds, level: level, service: service
+            seq: nextSequence, kind: kind, at: date, first: first, previousExit: previousExit, exitCause: exitCause, seconds: seconds, level: level, service: service,
+            cause: cause
         )
         nextSequence += 1
         report.apply(event)

@@ -1,6 +1,7 @@
 import AppHost
 import AppHostSupport
 import Logging
+import ServiceContextModule
 import Subprocess
 import Synchronization
 import SystemPackage
@@ -25,7 +26,9 @@ import Musl
 /// ```
 ///
 /// The program gets `APPHOST_EVENT` (event name), `APPHOST_STATE`, `APPHOST_SERVICE` (this
-/// instance's name) and `APPHOST_LAUNCH_COUNT`. Its stdout lines are logged at info and its
+/// instance's name) and `APPHOST_LAUNCH_COUNT`; on `significantTimeChange`, also
+/// `APPHOST_TIME_CHANGE`, what changed (`clock`, `timezone`, `midnight`, `daylight-saving`,
+/// comma-separated when several came together). Its stdout lines are logged at info and its
 /// stderr lines at warning, with `stream=stdout|stderr`; a non-zero exit is a warning. The hook
 /// waits for the program, so keep the hook deadline above `timeout` plus 2s. Children start
 /// with an empty signal mask and default dispositions (swift-subprocess does this), in a
@@ -180,6 +183,9 @@ public final class ExecService: ApplicationService {
     public func applicationDidReceiveMemoryWarning(_ application: ApplicationHandle, level: MemoryWarningLevel) async throws {
         try await runIfChosen(.didReceiveMemoryWarning(level), application)
     }
+    public func applicationSignificantTimeChange(_ application: ApplicationHandle) async throws {
+        try await runIfChosen(.significantTimeChange, application)
+    }
     public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
         try await runIfChosen(.protectedDataWillBecomeUnavailable, application)
     }
@@ -213,12 +219,16 @@ public final class ExecService: ApplicationService {
     private func runIfChosen(_ event: LifecycleEvent, _ application: ApplicationHandle) async throws {
         let (settings, executable) = state.withLock { ($0.settings, $0.executable) }
         guard settings.runs(on: event), let executable else { return }
-        let environment: [String: String] = settings.environment.merging([
+        var apphost = [
             "APPHOST_EVENT": event.name,
             "APPHOST_STATE": application.state.rawValue,
             "APPHOST_SERVICE": application.serviceName,
             "APPHOST_LAUNCH_COUNT": String(application.launchOptions?.launchCount ?? 0),
-        ]) { $1 }
+        ]
+        if event == .significantTimeChange, let change = ServiceContext.current?.significantTimeChange {
+            apphost["APPHOST_TIME_CHANGE"] = change.description
+        }
+        let environment = settings.environment.merging(apphost) { $1 }
         let outcome = try await Self.execute(executable: executable, settings: settings, environment: environment, logger: application.logger, event: event.name)
         var metadata: Logger.Metadata = ["event": "\(event.name)", "program": "\(settings.arguments[0])"]
         if outcome.timedOut {

@@ -187,6 +187,10 @@ public final class ProbeService: ApplicationService {
         _ = try await hook(.didReceiveMemoryWarning(level), application)
     }
 
+    public func applicationSignificantTimeChange(_ application: ApplicationHandle) async throws {
+        _ = try await hook(.significantTimeChange, application)
+    }
+
     public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
         _ = try await hook(.protectedDataWillBecomeUnavailable, application)
     }

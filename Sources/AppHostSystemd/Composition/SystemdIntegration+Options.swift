@@ -32,6 +32,9 @@ extension SystemdIntegration {
         public var busName: String?
         /// Whether logind's sleep and shutdown are followed.
         public var followsLogind = true
+        /// Whether significant time changes (the clock set, the zone, midnight, daylight saving)
+        /// reach the services (`TimeChangeEdge`).
+        public var followsTimeChanges = true
         /// Whose screen lock is followed, with logind; nil: none.
         public var logindSession: LogindEdge.WatchedSession? = .auto
 

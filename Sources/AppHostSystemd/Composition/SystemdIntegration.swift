@@ -4,7 +4,8 @@ import Logging
 import ServiceLifecycle
 
 /// apphostd's edge, composed for a host of yours: systemd's notifications and watchdog, the
-/// lifecycle signals, memory pressure, the daemon on its bus name, logind's sleep and shutdown,
+/// lifecycle signals, memory pressure, significant time changes, the daemon on its bus name,
+/// logind's sleep and shutdown,
 /// the restorable state's and the metrics' files, on one event loop, as the services of one
 /// `ServiceGroup` in the order they need. It builds services; it is not one.
 ///
@@ -53,11 +54,11 @@ public struct SystemdIntegration: Sendable {
         try parts(for: host, options: options, with: others).services
     }
 
-    /// The services, and the memory-pressure edge among them (the daemon's start line says
-    /// what it watches).
+    /// The services, and the memory-pressure and time-change edges among them (the daemon's
+    /// start line says what they watch).
     package func parts(
         for host: PluggableApplicationHost, options: Options, with others: [ServiceGroupConfiguration.ServiceConfiguration] = []
-    ) throws(LifecycleSignalError) -> (services: [ServiceGroupConfiguration.ServiceConfiguration], memoryPressure: MemoryPressureEdge?) {
+    ) throws(LifecycleSignalError) -> (services: [ServiceGroupConfiguration.ServiceConfiguration], memoryPressure: MemoryPressureEdge?, timeChanges: TimeChangeEdge?) {
         let signals = try LifecycleSignalEdge(host: host, logger: logger, on: loop, reload: options.reload)
         // Names given, because the group would otherwise describe each service by reflection on
         // every start (about 1.7 ms of readiness).
@@ -86,7 +87,11 @@ public struct SystemdIntegration: Sendable {
             let logind = LogindEdge(host: host, who: options.name, logger: logger, on: loop, session: options.logindSession)
             services.append(.init(service: AfterLaunch(host: host, logind), successTerminationBehavior: .ignore, serviceName: "logind"))
         }
-        return (services + others, pressure)
+        // The day and the zone are looked at from the launch on: a change before it is no
+        // change to services that were not running.
+        let time = options.followsTimeChanges ? TimeChangeEdge(host: host, logger: logger, on: loop, environment: options.environment) : nil
+        if let time { services.append(.init(service: AfterLaunch(host: host, time), successTerminationBehavior: .ignore, serviceName: "time-changes")) }
+        return (services + others, pressure, time)
     }
 
     /// Ends the edge's loop and its thread. After the group ran.

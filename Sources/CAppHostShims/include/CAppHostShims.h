@@ -105,4 +105,20 @@ typedef int (*apphost_host_dbus_method)(void *context, const char *member, void 
 /// writes. `*slot` gets the `sd_bus_slot *`. Returns 0 or -errno.
 int apphost_host_dbus_add(void *bus, void **slot, void *context, apphost_host_dbus_property get, apphost_host_dbus_method call);
 
+/// A CLOCK_REALTIME timerfd (non-blocking, close-on-exec) for the time-change source. Returns
+/// the fd or -errno.
+int apphost_open_realtime_timerfd(void);
+
+/// Arms `fd` for `seconds` since 1970 with TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, so a
+/// set clock cancels it. Returns 0 or -errno (-ECANCELED: the clock was set since the last
+/// read; the timer is armed all the same).
+int apphost_arm_realtime_timerfd(int fd, int64_t seconds);
+
+/// The inotify mask PID 1 watches /etc/localtime with (the link itself: IN_DONT_FOLLOW): its
+/// attributes, a write, a move and its removal.
+uint32_t apphost_localtime_watch_mask(void);
+
+/// The inotify mask for /etc while /etc/localtime is missing: a file made or moved in.
+uint32_t apphost_localtime_directory_watch_mask(void);
+
 #endif

@@ -103,6 +103,7 @@ extension SharedStateKey {}
 extension SharedStateStore {}
 extension SignalDelivery {}
 extension SignalSource {}
+extension SignificantTimeChange {}
 extension StateDirectoryLock {}
 extension SystemdIntegration {}
 extension SystemdNotifier {}
@@ -111,6 +112,7 @@ extension TestHost {}
 extension TestHostTimeout {}
 extension TestLog {}
 extension TextfileMetricsFactory {}
+extension TimeChangeEdge {}
 extension UnixTime {}
 extension WatchdogEdge {}
 extension WatchdogSettings {}
