@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 int apphost_sigrtmin(void) { return SIGRTMIN; }
@@ -190,6 +191,10 @@ int apphost_arm_realtime_timerfd(int fd, int64_t seconds) {
 
 uint32_t apphost_localtime_watch_mask(void) {
     return IN_ATTRIB | IN_MOVE_SELF | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_DONT_FOLLOW;
+}
+
+const char *apphost_tzname(int index) {
+    return tzname[index ? 1 : 0];
 }
 
 uint32_t apphost_localtime_directory_watch_mask(void) {

@@ -134,6 +134,7 @@ func composition(_ parts: ArraySlice<String>) throws -> Int32 {
     if parts.contains("no-bus") { options.busName = nil }
     if parts.contains("no-logind") { options.followsLogind = false }
     if parts.contains("no-memory-pressure") { options.memoryPressure = nil }
+    if parts.contains("no-time-changes") { options.followsTimeChanges = false }
     if parts.contains("metrics") { options.metrics = MetricsTextfileEdge(path: "/nonexistent/probe.prom", daemon: "probe", logger: logger) }
     if parts.contains("restorable") { options.restorableState = RestorableStateFiles(directory: "/nonexistent", logger: logger) }
     let others: [ServiceGroupConfiguration.ServiceConfiguration] = parts.contains("other") ? [.init(service: host, serviceName: "other")] : []

@@ -37,7 +37,7 @@ package final class TimeChangeSource: EdgeEventClient, @unchecked Sendable {
         self.zonePath = zonePath
         self.logger = logger
         detector = TimeChangeDetector(clock: clock, zone: clock.reloadZone())
-        zoneSource = zonePath ?? "$TZ (the zone is the environment's: nothing to watch)"
+        zoneSource = zonePath ?? "$TZ (the zone is the environment's, which glibc reads once: nothing to watch)"
     }
 
     package func attach(to event: OpaquePointer) -> Int32 {
@@ -47,8 +47,11 @@ package final class TimeChangeSource: EdgeEventClient, @unchecked Sendable {
             return 0
         }, context)
         guard added >= 0 else { return -added }
-        arm()
         if let zonePath { watchZone(zonePath, on: event) }
+        // The day, the zone and the clocks from now on, with the watches in place: a change
+        // before this (during the launch) is in the starting point, not lost between the two.
+        detector = TimeChangeDetector(clock: clock, zone: clock.reloadZone())
+        arm()
         return 0
     }
 
@@ -75,9 +78,11 @@ package final class TimeChangeSource: EdgeEventClient, @unchecked Sendable {
     private func arm() -> [TimeChangeDetector.Change?] {
         var found: [TimeChangeDetector.Change?] = []
         for _ in 0..<3 {
-            if timer.arm(at: detector.nextBoundary()) { break }
+            if timer.arm(at: detector.nextBoundary()) { return found }
             found.append(detector.timerWoke())
         }
+        // A clock set over and over: armed for the newest look's boundary all the same.
+        _ = timer.arm(at: detector.nextBoundary())
         return found
     }
 
@@ -86,23 +91,27 @@ package final class TimeChangeSource: EdgeEventClient, @unchecked Sendable {
     }
 
     /// Watches the zone's file itself (the link, not what it points to), or its directory
-    /// while it is missing; every event watches anew, since a replaced file is a new inode.
+    /// while it is missing; every event watches anew, since a replaced file is a new inode. The
+    /// old watch goes only once the new one is there (PID 1's order): a failure keeps it.
     private func watchZone(_ path: String, on event: OpaquePointer) {
-        if let zoneWatch { sd_event_source_disable_unref(zoneWatch) }
-        zoneWatch = nil
+        var watch: OpaquePointer?
         let context = Unmanaged.passUnretained(self).toOpaque()
         let handler: sd_event_inotify_handler_t = { source, _, userdata in
             Unmanaged<TimeChangeSource>.fromOpaque(userdata!).takeUnretainedValue().zoneChanged(source.flatMap(sd_event_source_get_event))
             return 0
         }
-        var added = sd_event_add_inotify(event, &zoneWatch, path, apphost_localtime_watch_mask(), handler, context)
+        var added = sd_event_add_inotify(event, &watch, path, apphost_localtime_watch_mask(), handler, context)
         if added == -ENOENT {
             let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-            added = sd_event_add_inotify(event, &zoneWatch, directory.isEmpty ? "/" : directory, apphost_localtime_directory_watch_mask(), handler, context)
+            added = sd_event_add_inotify(event, &watch, directory.isEmpty ? "/" : directory, apphost_localtime_directory_watch_mask(), handler, context)
         }
-        if added < 0 {
-            logger.warning("time zone changes are not seen: cannot watch \(path): \(SystemErrorText.describe(-added))")
+        guard added >= 0, let watch else {
+            let outcome = zoneWatch == nil ? "time zone changes are not seen" : "the time zone is watched as before"
+            logger.warning("\(outcome): cannot watch \(path): \(SystemErrorText.describe(-added))")
+            return
         }
+        if let zoneWatch { sd_event_source_disable_unref(zoneWatch) }
+        zoneWatch = watch
     }
 
     private func zoneChanged(_ event: OpaquePointer?) {

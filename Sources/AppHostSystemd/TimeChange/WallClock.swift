@@ -1,3 +1,4 @@
+import CAppHostShims
 import Glibc
 
 /// What the time-change source reads of the machine's time: the wall clock against the boot
@@ -35,7 +36,7 @@ package struct SystemWallClock: WallClock {
     }
 
     /// The zone `/etc/localtime` names (the part of its link after `zoneinfo/`), `$TZ` when set,
-    /// or the zone's abbreviation now (`CET`) when the file is no link.
+    /// or, when the file is no link, its abbreviations (`CET/CEST`: the same the year round).
     package static func zoneName() -> String? {
         if let tz = getenv("TZ") { return String(cString: tz) }
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -50,10 +51,9 @@ package struct SystemWallClock: WallClock {
             }
             return String(decoding: target[start...], as: UTF8.self)
         }
-        var time = time(nil)
-        var local = tm()
-        guard localtime_r(&time, &local) != nil, let abbreviation = local.tm_zone else { return nil }
-        return String(cString: abbreviation)
+        guard let standard = apphost_tzname(0) else { return nil }
+        let daylight = apphost_tzname(1).map { String(cString: $0) } ?? ""
+        return String(cString: standard) + (daylight.isEmpty || daylight == String(cString: standard) ? "" : "/" + daylight)
     }
 
     private static func read(_ clock: clockid_t) -> Int64 {

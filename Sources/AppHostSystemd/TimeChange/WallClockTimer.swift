@@ -1,5 +1,6 @@
 import CAppHostShims
 import Glibc
+import Synchronization
 import SystemPackage
 
 /// What a wake-up of the timer was.
@@ -31,6 +32,7 @@ package protocol WallClockTimer: AnyObject, Sendable {
 /// watches the clock (libsystemd 252 has no sd-event source for it).
 package final class RealtimeTimer: WallClockTimer, @unchecked Sendable {
     package let fd: Int32
+    private let isClosed = Atomic(false)
 
     /// - Throws: the errno of `timerfd_create`.
     package init() throws(Errno) {
@@ -50,7 +52,13 @@ package final class RealtimeTimer: WallClockTimer, @unchecked Sendable {
         return count < 0 && errno == ECANCELED ? .cancelled : .nothing
     }
 
+    /// Closes the fd once (a timer made but never watched closes when dropped).
     package func close() {
+        guard !isClosed.exchange(true, ordering: .relaxed) else { return }
         Glibc.close(fd)
+    }
+
+    deinit {
+        close()
     }
 }

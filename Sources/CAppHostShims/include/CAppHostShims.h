@@ -118,6 +118,10 @@ int apphost_arm_realtime_timerfd(int fd, int64_t seconds);
 /// attributes, a write, a move and its removal.
 uint32_t apphost_localtime_watch_mask(void);
 
+/// glibc's `tzname[index]` (0: standard time's abbreviation, 1: daylight time's) after the last
+/// tzset(); Swift cannot read the global safely.
+const char *apphost_tzname(int index);
+
 /// The inotify mask for /etc while /etc/localtime is missing: a file made or moved in.
 uint32_t apphost_localtime_directory_watch_mask(void);
 

@@ -31,12 +31,12 @@ import Testing
             let timer = FakeWallClockTimer()
             let edge = TimeChangeEdge(
                 host: test.host, logger: logs.logger(), on: loop, environment: ["TZ": "UTC"], clock: clock, timer: timer, zonePath: "/nonexistent/localtime")
-            #expect(edge.summary == "the clock, midnight and $TZ (the zone is the environment's: nothing to watch)")
+            #expect(edge.summary == "the clock, midnight and $TZ (the zone is the environment's, which glibc reads once: nothing to watch)")
             try await test.enterBackground()
             await withDiscardingTaskGroup { group in
                 group.addTask { await edge.run() }
-                // The source took the clock's time when it was made; a cancel before it is on the
-                // loop is read once it is (the fd stays readable).
+                // The source takes the clock's time when it is on the loop, then arms its timer.
+                _ = await timer.arms.first { _ in true }
                 clock.step(-90 * 60)
                 timer.cancel()
                 #expect(await witness.told.first { _ in true } == "clock in background")

@@ -1,3 +1,4 @@
+import AppHostTestKit
 import CAppHostShims
 import Glibc
 import Synchronization
@@ -66,26 +67,25 @@ final class FakeWallClock: WallClock, Sendable {
 /// cannot be cancelled without setting the machine's clock.
 final class FakeWallClockTimer: WallClockTimer, @unchecked Sendable {
     let fd: Int32
-    private let state = Mutex<(pending: WallClockTimerReading, armedAt: [Int64], cancelOnArm: Bool)>((.nothing, [], false))
+    /// Every time it was armed for, in order, awaitable: each wake-up the source handled ends in
+    /// an arm.
+    let arms = TestLog<Int64>()
+    private let state = Mutex<(pending: WallClockTimerReading, stepOnArm: (clock: FakeWallClock, seconds: Int64)?)>((.nothing, nil))
 
     init() {
         fd = apphost_open_wake_eventfd()
     }
 
     /// What it was armed for, in order.
-    var armedAt: [Int64] { state.withLock { $0.armedAt } }
+    var armedAt: [Int64] { arms.all }
 
     func arm(at seconds: Int64) -> Bool {
-        state.withLock { state in
-            state.armedAt.append(seconds)
-            // The pitfall of timerfd_create(2): a set clock not yet read fails the arm, which
-            // arms all the same and takes the cancellation.
-            if state.cancelOnArm {
-                state.cancelOnArm = false
-                return false
-            }
-            return true
-        }
+        arms.append(seconds)
+        // The pitfall of timerfd_create(2): the clock set after the read and before the arm
+        // fails the arm, which arms all the same and takes the cancellation.
+        guard let step = state.withLock({ state in defer { state.stepOnArm = nil }; return state.stepOnArm }) else { return true }
+        step.clock.step(step.seconds)
+        return false
     }
 
     func read() -> WallClockTimerReading {
@@ -107,8 +107,8 @@ final class FakeWallClockTimer: WallClockTimer, @unchecked Sendable {
     /// It reaches the time it was armed for.
     func expire() { wake(.expired) }
 
-    /// The next arm fails with ECANCELED, as after a step between a wake-up and the arm.
-    func cancelNextArm() { state.withLock { $0.cancelOnArm = true } }
+    /// The clock is set by `seconds` just before the next arm, which fails with ECANCELED.
+    func stepBeforeNextArm(_ clock: FakeWallClock, by seconds: Int64) { state.withLock { $0.stepOnArm = (clock, seconds) } }
 
     private func wake(_ reading: WallClockTimerReading) {
         state.withLock { $0.pending = reading }

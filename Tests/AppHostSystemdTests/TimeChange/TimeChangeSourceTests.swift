@@ -62,13 +62,16 @@ import Testing
     func aCancelledTimer() async throws {
         try await Self.watching(at: Self.day0 + 10 * Self.hour) { running, clock, timer in
             #expect(timer.armedAt == [Self.day0 + 24 * Self.hour], "armed for midnight at once, no other timer")
-            // A resume: the kernel cancels, the clocks moved together: nothing.
+            // A resume: the kernel cancels, the clocks moved together: nothing (the wake-up ends
+            // in an arm, and the change that follows is the step's alone).
             clock.pass(Self.hour)
             timer.cancel()
+            _ = await timer.arms.first(from: 1) { _ in true }
             clock.step(-(3 * Self.hour + 12 * 60))
             timer.cancel()
             let change = await running.next()
             #expect(change?.causes == .clock && change?.message == "the clock moved 3h 12m back", "\(String(describing: change))")
+            #expect(running.changes.all.count == 1, "the resume told nothing: \(running.changes.all)")
             #expect(timer.armedAt.last == Self.day0 + 24 * Self.hour, "07:48 after the step: midnight is still the next boundary")
             // Over midnight: the timer expires there.
             clock.pass(17 * Self.hour)
@@ -81,12 +84,12 @@ import Testing
     @Test("the clock set between a wake-up and the arm (ECANCELED from timerfd_settime): looked at again, and armed for the new time")
     func theArmPitfall() async throws {
         try await Self.watching(at: Self.day0 + 10 * Self.hour) { running, clock, timer in
-            // The expiry is read; then, before the arm, the clock is set a day on.
-            timer.cancelNextArm()
-            clock.step(24 * Self.hour)
+            // The expiry is read and looked at (nothing: it is not midnight); then, before the
+            // arm, the clock is set a day on: the failed arm makes the source look again.
+            timer.stepBeforeNextArm(clock, by: 24 * Self.hour)
             timer.expire()
             #expect(await running.next()?.causes == [.clock, .midnight])
-            #expect(timer.armedAt.suffix(2) == [Self.day0 + 48 * Self.hour, Self.day0 + 48 * Self.hour])
+            #expect(timer.armedAt == [Self.day0 + 24 * Self.hour, Self.day0 + 24 * Self.hour, Self.day0 + 48 * Self.hour], "the failed arm, then the new time's")
         }
     }
 
@@ -96,8 +99,12 @@ import Testing
         defer { directory.remove() }
         let link = directory.file("localtime")
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/usr/share/zoneinfo/Etc/UTC")
+        // Made beside, in a directory of their own: a link made in the watched directory would
+        // itself be an event there.
+        let staging = directory.file("staging")
+        try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: false)
         func replace(with zone: String) throws {
-            let temporary = directory.file(".localtime.new")
+            let temporary = staging + "/localtime.new"
             try FileManager.default.createSymbolicLink(atPath: temporary, withDestinationPath: "/usr/share/zoneinfo/" + zone)
             #expect(rename(temporary, link) == 0)
         }
@@ -118,6 +125,10 @@ import Testing
             clock.setZone("Europe/Paris", offset: Self.hour)
             try? replace(with: "Europe/Paris")
             #expect(await running.next()?.message == "the time zone is now Europe/Paris")
+            // Watching the link again, not the directory.
+            clock.setZone("Asia/Tokyo", offset: 9 * Self.hour)
+            try? replace(with: "Asia/Tokyo")
+            #expect(await running.next()?.message.hasPrefix("the time zone is now Asia/Tokyo") == true)
         }
     }
 }
