@@ -49,6 +49,16 @@ struct RecordingService: ApplicationService {
         try await wrapped.applicationSignificantTimeChange(application)
     }
 
+    func applicationNetworkDidChange(_ application: ApplicationHandle) async throws {
+        record(application, .networkDidChange)
+        try await wrapped.applicationNetworkDidChange(application)
+    }
+
+    func applicationPowerStateDidChange(_ application: ApplicationHandle) async throws {
+        record(application, .powerStateDidChange)
+        try await wrapped.applicationPowerStateDidChange(application)
+    }
+
     func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
         record(application, .protectedDataWillBecomeUnavailable)
         try await wrapped.applicationProtectedDataWillBecomeUnavailable(application)

@@ -135,6 +135,16 @@ public final class TestHost: Sendable {
         try await host.receiveSignificantTimeChange(change)
     }
 
+    /// Reports a network path, as the daemon's source does; every service hears of a change.
+    public func updateNetworkPath(_ path: NetworkPath) async {
+        await host.updateNetworkPath(path)
+    }
+
+    /// Reports a power state, as the daemon's sources do; every service hears of a change.
+    public func updatePowerState(_ state: PowerState) async {
+        await host.updatePowerState(state)
+    }
+
     /// Locks or unlocks the session, as the session-lock service does. False when nothing changed.
     @discardableResult
     public func setSessionLocked(_ locked: Bool, reason: String? = nil) async throws(IllegalTransition) -> Bool {

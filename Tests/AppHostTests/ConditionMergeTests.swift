@@ -27,25 +27,11 @@ import Testing
     @Test("time changes that come while a slow hook runs merge into one call, in the background too, with every cause in its context")
     func timeChangesMerge() async throws {
         let journal = Journal()
-        let slow = Latch()
-        let host = try PluggableApplicationHost(
-            services: [descriptor(Recorder(name: "a", journal: journal, hangs: ["didEnterBackground": slow]))],
-            configuration: .init(hookDeadline: .seconds(30), launchDeadline: .seconds(5), terminateDeadline: .seconds(5)),
-            logger: quietLogger
-        )
-        try await host.withRunning {
-            try await host.launched()
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addImmediateTask { try await host.enterBackground() }
-                #expect(await journal.wait(for: "a:didEnterBackground"))
-                for change: SignificantTimeChange in [.clock, .timezone, .clock, .midnight] {
-                    group.addImmediateTask { try await host.receiveSignificantTimeChange(change) }
-                }
-                // The run's end comes on the loop's one input stream after the four requests, so
-                // the loop has queued (and merged) them before the next turn.
-                slow.open()
-                try await group.waitForAll()
+        try await whileABackgroundHookWaits(journal: journal) { host, group in
+            for change: SignificantTimeChange in [.clock, .timezone, .clock, .midnight] {
+                group.addImmediateTask { try await host.receiveSignificantTimeChange(change) }
             }
+        } after: { host in
             try await host.receiveSignificantTimeChange(.daylightSaving)
             #expect(journal.drain().filter { $0.contains("significantTimeChange") } == [
                 "a:significantTimeChange(clock,timezone,midnight)", "a:significantTimeChange(daylight-saving)",

@@ -18,7 +18,8 @@ struct LifecycleEventTests {
     static let events: [LifecycleEvent] = [
         .willFinishLaunching, .didFinishLaunching, .didBecomeActive, .willResignActive,
         .didEnterBackground, .willEnterForeground, .didReceiveMemoryWarning(.warning),
-        .didReceiveMemoryWarning(.critical), .significantTimeChange, .protectedDataWillBecomeUnavailable,
+        .didReceiveMemoryWarning(.critical), .significantTimeChange, .networkDidChange, .powerStateDidChange,
+        .protectedDataWillBecomeUnavailable,
         .protectedDataDidBecomeAvailable, .willTerminate, .didUpdateConfiguration,
     ]
 }

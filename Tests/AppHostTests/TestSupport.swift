@@ -138,6 +138,13 @@ struct Recorder: ApplicationService {
     func applicationSignificantTimeChange(_ application: ApplicationHandle) async throws {
         await hook("significantTimeChange(\(ServiceContext.current?.significantTimeChange?.description ?? "-"))")
     }
+    /// Recorded with the value read through the handle and the cause: `networkDidChange(available; network)`.
+    func applicationNetworkDidChange(_ application: ApplicationHandle) async throws {
+        await hook("networkDidChange(\(application.networkPath); \(ServiceContext.current?.hostRequestCause ?? "-"))")
+    }
+    func applicationPowerStateDidChange(_ application: ApplicationHandle) async throws {
+        await hook("powerStateDidChange(\(application.powerState); \(ServiceContext.current?.hostRequestCause ?? "-"))")
+    }
     func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
         await hook("protectedDataWillBecomeUnavailable")
     }
@@ -182,6 +189,34 @@ func makeHost(
         configuration: configuration,
         logger: quietLogger
     )
+}
+
+/// A launched host of one service, `a`, whose `didEnterBackground` waits: `queue` adds requests
+/// while that hook runs, the hook then returns, and once every request was carried out `after`
+/// runs on the still running host. The hook's end comes on the loop's one input stream after
+/// the requests, so the loop has queued (and merged) them all before its next turn.
+func whileABackgroundHookWaits(
+    journal: Journal,
+    queue: (PluggableApplicationHost, inout ThrowingTaskGroup<Void, any Error>) -> Void,
+    after: (PluggableApplicationHost) async throws -> Void = { _ in }
+) async throws {
+    let slow = Latch()
+    let host = try PluggableApplicationHost(
+        services: [descriptor(Recorder(name: "a", journal: journal, hangs: ["didEnterBackground": slow]))],
+        configuration: .init(hookDeadline: .seconds(30), launchDeadline: .seconds(5), terminateDeadline: .seconds(5)),
+        logger: quietLogger
+    )
+    try await host.withRunning {
+        try await host.launched()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addImmediateTask { try await host.enterBackground() }
+            #expect(await journal.wait(for: "a:didEnterBackground"))
+            queue(host, &group)
+            slow.open()
+            try await group.waitForAll()
+        }
+        try await after(host)
+    }
 }
 
 func events(_ names: [String], _ event: String) -> [String] {

@@ -61,6 +61,8 @@ struct HookCall: Sendable {
             case .willEnterForeground: try await service.applicationWillEnterForeground(application)
             case .didReceiveMemoryWarning(let level): try await service.applicationDidReceiveMemoryWarning(application, level: level)
             case .significantTimeChange: try await service.applicationSignificantTimeChange(application)
+            case .networkDidChange: try await service.applicationNetworkDidChange(application)
+            case .powerStateDidChange: try await service.applicationPowerStateDidChange(application)
             case .protectedDataWillBecomeUnavailable: try await service.applicationProtectedDataWillBecomeUnavailable(application)
             case .protectedDataDidBecomeAvailable: try await service.applicationProtectedDataDidBecomeAvailable(application)
             case .willTerminate: try await service.applicationWillTerminate(application)

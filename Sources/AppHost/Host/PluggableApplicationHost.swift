@@ -209,6 +209,19 @@ public final class PluggableApplicationHost: Sendable {
         try await send(cause: change.description) { .significantTimeChange(replies: [$0]) }.get()
     }
 
+    /// Keeps `path` as the network path and, when it differs from the one kept, tells every
+    /// service (`applicationNetworkDidChange`, cause `network`). A newer path replaces one that
+    /// waits behind another request. Before the launch it is kept for the services to read.
+    public func updateNetworkPath(_ path: NetworkPath) async {
+        _ = await send(cause: "network") { .networkPath(path, replies: [$0]) }
+    }
+
+    /// Keeps `state` as the power state and, when it differs, tells every service
+    /// (`applicationPowerStateDidChange`, cause `power`), as `updateNetworkPath(_:)` does.
+    public func updatePowerState(_ state: PowerState) async {
+        _ = await send(cause: "power") { .powerState(state, replies: [$0]) }
+    }
+
     /// Locks or unlocks the session: `protectedDataWillBecomeUnavailable` (reverse order) or
     /// `protectedDataDidBecomeAvailable` (registration order). Returns false when nothing changed.
     /// `reason` shows in the status while the session stays locked.

@@ -37,6 +37,12 @@ extension HostLoop {
             case .refuse(let refusal):
                 for reply in replies { reply.resume(returning: .failure(refusal.illegalTransition)) }
             }
+        case .networkPath(let path, let replies):
+            await applyCondition(NetworkPathKey.self, path, event: .networkDidChange, group: &group)
+            for reply in replies { reply.resume(returning: .success(())) }
+        case .powerState(let state, let replies):
+            await applyCondition(PowerStateKey.self, state, event: .powerStateDidChange, group: &group)
+            for reply in replies { reply.resume(returning: .success(())) }
         case .sessionLock(let locked, let reason, let reply):
             switch await applySessionLock(SessionLockDidChange(isLocked: locked, reason: reason ?? ""), group: &group) {
             case .success(let changed):
@@ -184,5 +190,19 @@ extension HostLoop {
             outlet.publish(status: status)
             return .success(actions.contains { if case .setProtectedDataAvailable = $0 { true } else { false } })
         }
+    }
+}
+
+extension HostLoop {
+    /// A condition's new value: kept (the same value again is no change), then told to every
+    /// service when the host runs; before the launch or after the end it is only kept.
+    mutating func applyCondition<Key: SharedStateKey>(
+        _ key: Key.Type, _ value: Key.Value, event: LifecycleEvent, group: inout DiscardingTaskGroup
+    ) async where Key.Value: Equatable {
+        guard sharedState[key] != value else { return }
+        sharedState.set(key, to: value)
+        guard case .perform(let actions) = machine.decide(.conditionChange(event)) else { return }
+        await perform(actions, group: &group)
+        await finishRequest(group: &group)
     }
 }

@@ -13,6 +13,11 @@ enum HostRequest: Sendable {
     /// A condition of the machine: the clock, the zone or the day changed; what changed rides in
     /// the request's cause. Merges like a memory warning, the causes combined by the queue.
     case significantTimeChange(replies: [Reply<Void, IllegalTransition>])
+    /// A condition of the machine: the network path, the power state. Merges: a newer value
+    /// replaces the one waiting (the services need the newest, once). Never refused: a value
+    /// that comes before the launch or after the end is kept for whoever reads it.
+    case networkPath(NetworkPath, replies: [Reply<Void, Never>])
+    case powerState(PowerState, replies: [Reply<Void, Never>])
     case sessionLock(locked: Bool, reason: String?, reply: Reply<Bool, IllegalTransition>)
     case reload(load: @Sendable () throws -> [ServiceDescriptor], reply: Reply<ConfigurationDidReload, InvalidConfiguration>)
     case restartService(name: String, reply: Reply<Void, ServiceRestartError>)
@@ -27,6 +32,8 @@ enum HostRequest: Sendable {
         case .lifecycle(let request, _): "\(request)"
         case .memoryWarning(let level, _): "memory warning (\(level))"
         case .significantTimeChange: "significant time change"
+        case .networkPath(let path, _): "network path (\(path))"
+        case .powerState(let state, _): "power state (\(state))"
         case .sessionLock(let locked, _, _): locked ? "session lock" : "session unlock"
         case .reload: "reload"
         case .restartService(let name, _): "restart of \(name)"
@@ -49,6 +56,8 @@ enum HostRequest: Sendable {
             for reply in replies { reply.resume(returning: .failure(machine.refusal(of: .memoryWarning(level)).illegalTransition)) }
         case .significantTimeChange(let replies):
             for reply in replies { reply.resume(returning: .failure(machine.refusal(of: .significantTimeChange).illegalTransition)) }
+        case .networkPath(_, let replies), .powerState(_, let replies):
+            for reply in replies { reply.resume(returning: .success(())) }
         case .sessionLock(let locked, let reason, let reply):
             reply.resume(returning: .failure(machine.refusal(of: .sessionLock(locked, reason: reason ?? "")).illegalTransition))
         case .reload(_, let reply):
@@ -71,6 +80,8 @@ enum HostRequest: Sendable {
         switch self {
         case .memoryWarning: "memory"
         case .significantTimeChange: "time"
+        case .networkPath: "network"
+        case .powerState: "power"
         default: nil
         }
     }
@@ -85,6 +96,10 @@ enum HostRequest: Sendable {
             .memoryWarning(max(level, newerLevel), replies: replies + newerReplies)
         case (.significantTimeChange(let replies), .significantTimeChange(let newerReplies)):
             .significantTimeChange(replies: replies + newerReplies)
+        case (.networkPath(_, let replies), .networkPath(let newer, let newerReplies)):
+            .networkPath(newer, replies: replies + newerReplies)
+        case (.powerState(_, let replies), .powerState(let newer, let newerReplies)):
+            .powerState(newer, replies: replies + newerReplies)
         default:
             nil
         }

@@ -147,6 +147,18 @@ public struct ApplicationHandle: Sendable {
 }
 
 extension ApplicationHandle {
+    /// The network path now (not when the call was made): what the host's source last
+    /// reported, `NetworkPath.unknown` without one.
+    public var networkPath: NetworkPath {
+        context.sharedState[NetworkPathKey.self]
+    }
+
+    /// The power state now (not when the call was made): what the host's sources last
+    /// reported, `PowerState.unknown` without them.
+    public var powerState: PowerState {
+        context.sharedState[PowerStateKey.self]
+    }
+
     /// The value the host keeps under `key`: the last one any service set, else its default.
     public func sharedState<Key: SharedStateKey>(_ key: Key.Type) -> Key.Value {
         context.sharedState[key]

@@ -36,6 +36,12 @@ public protocol ApplicationService: Sendable {
     /// `ServiceContext.current?.significantTimeChange` says which (several, when they came
     /// together). Reaches the services in any running state, the background included.
     func applicationSignificantTimeChange(_ application: ApplicationHandle) async throws
+    /// The network path changed (`application.networkPath`): hold or resume what needs the
+    /// network, or what costs on an expensive path. Any running state, the background included.
+    func applicationNetworkDidChange(_ application: ApplicationHandle) async throws
+    /// The power state changed (`application.powerState`): do less in low power mode or on a
+    /// low battery. Any running state, the background included.
+    func applicationPowerStateDidChange(_ application: ApplicationHandle) async throws
     /// The session is locking: wipe or stop using protected data.
     func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws
     /// The session unlocked: protected data may be read again.
@@ -68,6 +74,8 @@ extension ApplicationService {
     public func applicationWillEnterForeground(_ application: ApplicationHandle) async throws {}
     public func applicationDidReceiveMemoryWarning(_ application: ApplicationHandle, level: MemoryWarningLevel) async throws {}
     public func applicationSignificantTimeChange(_ application: ApplicationHandle) async throws {}
+    public func applicationNetworkDidChange(_ application: ApplicationHandle) async throws {}
+    public func applicationPowerStateDidChange(_ application: ApplicationHandle) async throws {}
     public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {}
     public func applicationProtectedDataDidBecomeAvailable(_ application: ApplicationHandle) async throws {}
     public func applicationWillTerminate(_ application: ApplicationHandle) async throws {}

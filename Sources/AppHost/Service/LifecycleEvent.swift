@@ -16,6 +16,10 @@ public enum LifecycleEvent: Sendable, Hashable, CustomStringConvertible {
     case didReceiveMemoryWarning(MemoryWarningLevel)
     /// The clock, the time zone or the local day changed.
     case significantTimeChange
+    /// The network path changed.
+    case networkDidChange
+    /// The power state changed.
+    case powerStateDidChange
     /// The session is locking.
     case protectedDataWillBecomeUnavailable
     /// The session unlocked.
@@ -37,7 +41,7 @@ public enum LifecycleEvent: Sendable, Hashable, CustomStringConvertible {
     public var direction: Direction {
         switch self {
         case .willFinishLaunching, .didFinishLaunching, .didBecomeActive, .willEnterForeground,
-            .didReceiveMemoryWarning, .significantTimeChange, .protectedDataDidBecomeAvailable, .didUpdateConfiguration:
+            .didReceiveMemoryWarning, .significantTimeChange, .networkDidChange, .powerStateDidChange, .protectedDataDidBecomeAvailable, .didUpdateConfiguration:
             .up
         case .willResignActive, .didEnterBackground, .protectedDataWillBecomeUnavailable, .willTerminate:
             .down
@@ -55,6 +59,8 @@ public enum LifecycleEvent: Sendable, Hashable, CustomStringConvertible {
         case .willEnterForeground: "applicationWillEnterForeground"
         case .didReceiveMemoryWarning: "applicationDidReceiveMemoryWarning"
         case .significantTimeChange: "applicationSignificantTimeChange"
+        case .networkDidChange: "applicationNetworkDidChange"
+        case .powerStateDidChange: "applicationPowerStateDidChange"
         case .protectedDataWillBecomeUnavailable: "applicationProtectedDataWillBecomeUnavailable"
         case .protectedDataDidBecomeAvailable: "applicationProtectedDataDidBecomeAvailable"
         case .willTerminate: "applicationWillTerminate"
@@ -74,6 +80,8 @@ public enum LifecycleEvent: Sendable, Hashable, CustomStringConvertible {
         case .didReceiveMemoryWarning(.warning): "didReceiveMemoryWarning.warning"
         case .didReceiveMemoryWarning(.critical): "didReceiveMemoryWarning.critical"
         case .significantTimeChange: "significantTimeChange"
+        case .networkDidChange: "networkDidChange"
+        case .powerStateDidChange: "powerStateDidChange"
         case .protectedDataWillBecomeUnavailable: "protectedDataWillBecomeUnavailable"
         case .protectedDataDidBecomeAvailable: "protectedDataDidBecomeAvailable"
         case .willTerminate: "willTerminate"
@@ -87,7 +95,7 @@ public enum LifecycleEvent: Sendable, Hashable, CustomStringConvertible {
     package static let allNames: [String] = [
         LifecycleEvent.willFinishLaunching, .didFinishLaunching, .didBecomeActive, .willResignActive,
         .didEnterBackground, .willEnterForeground, .didReceiveMemoryWarning(.warning),
-        .didReceiveMemoryWarning(.critical), .significantTimeChange, .protectedDataWillBecomeUnavailable,
+        .didReceiveMemoryWarning(.critical), .significantTimeChange, .networkDidChange, .powerStateDidChange, .protectedDataWillBecomeUnavailable,
         .protectedDataDidBecomeAvailable, .willTerminate, .didUpdateConfiguration,
     ].map(\.name)
 }

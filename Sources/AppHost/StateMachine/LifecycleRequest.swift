@@ -22,6 +22,9 @@ package enum LifecycleRequest: Sendable, Hashable, CustomStringConvertible {
     case memoryWarning(MemoryWarningLevel)
     /// Tell the services the clock, the time zone or the local day changed.
     case significantTimeChange
+    /// Tell the services a condition of the machine changed (`networkDidChange`,
+    /// `powerStateDidChange`).
+    case conditionChange(LifecycleEvent)
     /// Lock (`true`, with why) or unlock the session: the protected-data events.
     case sessionLock(Bool, reason: String)
     /// Apply a new configuration.
@@ -56,7 +59,7 @@ package enum LifecycleRequest: Sendable, Hashable, CustomStringConvertible {
         case .toggleBackground: state == .active ? .background : .active
         case .terminate, .terminateNow: .terminating
         case .prepareForSleep: .background
-        case .memoryWarning, .significantTimeChange, .sessionLock, .restoreSessionLock, .reload, .resume, .supervise, .restartService: state
+        case .memoryWarning, .significantTimeChange, .conditionChange, .sessionLock, .restoreSessionLock, .reload, .resume, .supervise, .restartService: state
         }
     }
 
@@ -72,6 +75,7 @@ package enum LifecycleRequest: Sendable, Hashable, CustomStringConvertible {
         case .toggleBackground: "toggleBackground"
         case .memoryWarning(let level): "memory warning (\(level))"
         case .significantTimeChange: "significant time change"
+        case .conditionChange(let event): "\(event)"
         case .sessionLock(let locked, _): locked ? "session lock" : "session unlock"
         case .reload: "reload"
         case .prepareForSleep(let kind): kind == .sleep ? "prepare for sleep" : "prepare for shutdown"

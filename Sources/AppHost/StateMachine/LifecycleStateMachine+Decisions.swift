@@ -11,7 +11,7 @@ extension LifecycleStateMachine {
             // The launch carries its own steps through; a terminate that arrived cuts it short
             // between services (`continueLaunch`), and rolls it back with `terminateNow`.
             return decideLaunchStep(request)
-        case .enterBackground, .enterForeground, .toggleBackground, .memoryWarning, .significantTimeChange, .sessionLock, .reload:
+        case .enterBackground, .enterForeground, .toggleBackground, .memoryWarning, .significantTimeChange, .conditionChange, .sessionLock, .reload:
             if isTerminatePending { return refuse(request, "a terminate is pending, and it comes first") }
             if let sleep, state == .background, let steps = decideWhileAsleep(request, sleep) { return .perform(steps) }
             return decideWhileRunning(request)
@@ -120,6 +120,11 @@ extension LifecycleStateMachine {
             return .perform([.deliver(.significantTimeChange, from: state, to: state)])
         case (.significantTimeChange, _):
             return refuse(request, "time changes reach launched services only")
+
+        case (.conditionChange(let event), .active), (.conditionChange(let event), .inactive), (.conditionChange(let event), .background):
+            return .perform([.deliver(event, from: state, to: state)])
+        case (.conditionChange, _):
+            return refuse(request, "the machine's conditions reach launched services only (a service launched later reads them)")
 
         case (.sessionLock(let locked, let reason), .active), (.sessionLock(let locked, let reason), .inactive), (.sessionLock(let locked, let reason), .background):
             if locked != isProtectedDataAvailable {

@@ -28,7 +28,9 @@ import Musl
 /// The program gets `APPHOST_EVENT` (event name), `APPHOST_STATE`, `APPHOST_SERVICE` (this
 /// instance's name) and `APPHOST_LAUNCH_COUNT`; on `significantTimeChange`, also
 /// `APPHOST_TIME_CHANGE`, what changed (`clock`, `timezone`, `midnight`, `daylight-saving`,
-/// comma-separated when several came together). Its stdout lines are logged at info and its
+/// comma-separated when several came together); and the machine's conditions now:
+/// `APPHOST_NETWORK` (`available`, `unavailable`, `unknown`), `APPHOST_NETWORK_EXPENSIVE`,
+/// `APPHOST_LOW_POWER` and `APPHOST_ON_BATTERY` (`1` or `0`). Its stdout lines are logged at info and its
 /// stderr lines at warning, with `stream=stdout|stderr`; a non-zero exit is a warning. The hook
 /// waits for the program, so keep the hook deadline above `timeout` plus 2s. Children start
 /// with an empty signal mask and default dispositions (swift-subprocess does this), in a
@@ -186,6 +188,12 @@ public final class ExecService: ApplicationService {
     public func applicationSignificantTimeChange(_ application: ApplicationHandle) async throws {
         try await runIfChosen(.significantTimeChange, application)
     }
+    public func applicationNetworkDidChange(_ application: ApplicationHandle) async throws {
+        try await runIfChosen(.networkDidChange, application)
+    }
+    public func applicationPowerStateDidChange(_ application: ApplicationHandle) async throws {
+        try await runIfChosen(.powerStateDidChange, application)
+    }
     public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
         try await runIfChosen(.protectedDataWillBecomeUnavailable, application)
     }
@@ -224,6 +232,10 @@ public final class ExecService: ApplicationService {
             "APPHOST_STATE": application.state.rawValue,
             "APPHOST_SERVICE": application.serviceName,
             "APPHOST_LAUNCH_COUNT": String(application.launchOptions?.launchCount ?? 0),
+            "APPHOST_NETWORK": application.networkPath.status.rawValue,
+            "APPHOST_NETWORK_EXPENSIVE": application.networkPath.isExpensive ? "1" : "0",
+            "APPHOST_LOW_POWER": application.powerState.isLowPowerModeEnabled ? "1" : "0",
+            "APPHOST_ON_BATTERY": application.powerState.isOnBattery ? "1" : "0",
         ]
         if event == .significantTimeChange, let change = ServiceContext.current?.significantTimeChange {
             apphost["APPHOST_TIME_CHANGE"] = change.description

@@ -191,6 +191,14 @@ public final class ProbeService: ApplicationService {
         _ = try await hook(.significantTimeChange, application)
     }
 
+    public func applicationNetworkDidChange(_ application: ApplicationHandle) async throws {
+        _ = try await hook(.networkDidChange, application)
+    }
+
+    public func applicationPowerStateDidChange(_ application: ApplicationHandle) async throws {
+        _ = try await hook(.powerStateDidChange, application)
+    }
+
     public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
         _ = try await hook(.protectedDataWillBecomeUnavailable, application)
     }

@@ -69,9 +69,11 @@ extension MemoryPressureSource {}
 extension MemoryWarningLevel {}
 extension MessageBus {}
 extension MetricsTextfileEdge {}
+extension NetworkPath {}
 extension NotificationService {}
 extension Overrun {}
 extension PluggableApplicationHost {}
+extension PowerState {}
 extension ProbeService {}
 extension ProcessEnvironment {}
 extension ReadinessCondition {}
