@@ -21,6 +21,8 @@ struct ConfigurationLoaderTests {
         #expect(configuration.metrics.textfile == nil, "no metrics file unless the config names one")
         #expect(configuration.followsLogind, "logind is followed unless the config says host.logind: false")
         #expect(configuration.followsTimeChanges, "time changes are followed unless the config says host.time-changes: false")
+        #expect(configuration.networkPathSource == .automatic, "the network path is followed from NetworkManager or networkd unless the config says otherwise")
+        #expect(configuration.followsPowerState, "the power state is followed unless the config says host.power: false")
         #expect(configuration.services.map(\.name) == ["logger"])
         #expect(configuration.services[0].type == "logger")
         #expect(configuration.services[0].isRequired == false)
@@ -59,6 +61,34 @@ struct ConfigurationLoaderTests {
         }
         #expect(errors?.errors.map(\.keyPath) == ["host.time-changes"])
         #expect(errors?.description.contains("true or false") == true, "\(errors.map { "\($0)" } ?? "")")
+    }
+
+    @Test("host.network: auto, networkd, networkmanager, or false (not followed)", arguments: [
+        ("auto", NetworkPathSource?.some(.automatic)), ("networkd", .networkd), ("networkmanager", .networkManager), ("false", nil),
+    ])
+    func networkSetting(text: String, source: NetworkPathSource?) throws {
+        let configuration = try loader.load(text: "host:\n  network: \(text)\nservices:\n  - logger\n", file: "t.yaml")
+        #expect(configuration.networkPathSource == source)
+    }
+
+    @Test("host.network and host.power: anything else is refused with what to write, each key named", arguments: [
+        ("network: wifi", "host.network", "auto (NetworkManager, else systemd-networkd), networkd, networkmanager, or false"),
+        ("network: true", "host.network", "true names no source"),
+        ("network: 3", "host.network", "found an integer"),
+        ("network: NetworkManager", "host.network", "\"NetworkManager\" names no source"),
+        ("power: saver", "host.power", "true or false"),
+    ])
+    func conditionSettingsRefused(line: String, key: String, says: String) throws {
+        let errors = #expect(throws: InvalidConfiguration.self) {
+            try loader.load(text: "host:\n  \(line)\nservices:\n  - logger\n", file: "t.yaml")
+        }
+        #expect(errors?.errors.map(\.keyPath) == [key])
+        #expect(errors?.description.contains(says) == true, "\(errors.map { "\($0)" } ?? "")")
+    }
+
+    @Test("host.power: false turns the power state off")
+    func powerSetting() throws {
+        #expect(try !loader.load(text: "host:\n  power: false\nservices:\n  - logger\n", file: "t.yaml").followsPowerState)
     }
 
     @Test("host.logind-session: auto by default, user:NAME, or a session id; anything else is refused with what to write", arguments: [

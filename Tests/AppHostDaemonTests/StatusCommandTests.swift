@@ -37,6 +37,20 @@ import Testing
         #expect(lines.contains { $0.hasPrefix("● logger*") && $0.hasSuffix("healthy") }, "\(text)")
     }
 
+    @Test("the network path and the power state: a line each, in the text and the JSON")
+    func conditions() throws {
+        var report = Self.report
+        #expect(StatusCommand.text(report, identity: .apphostd).contains("  Network: unknown\n  Power:   normal\n"), "an older daemon's report")
+        (report.network, report.networkExpensive, report.lowPowerMode, report.onBattery, report.batteryWarningLevel) = ("unavailable", true, true, true, "critical")
+        let text = StatusCommand.text(report, identity: .apphostd)
+        #expect(text.contains("  Network: unavailable, expensive\n  Power:   low power mode, on battery, battery critical\n"), "\(text)")
+        let parsed = try JSONSerialization.jsonObject(with: Data(StatusCommand.json(report).rendered().utf8))
+        let object = try #require(parsed as? [String: Any])
+        #expect((object["network"] as? [String: Any])?["status"] as? String == "unavailable")
+        #expect((object["power"] as? [String: Any])?["batteryWarningLevel"] as? String == "critical")
+        #expect((object["power"] as? [String: Any])?["lowPowerMode"] as? Bool == true)
+    }
+
     @Test("the columns line up with the header, also when the required mark is on the longest name")
     func columnsLineUp() throws {
         let report = HostDBusClient.Report(

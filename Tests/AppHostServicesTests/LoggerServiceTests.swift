@@ -78,6 +78,22 @@ struct LoggerServiceTests {
         #expect(sleep.message.hasSuffix("(1 service); cause: sleep"), "\(sleep.message)")
     }
 
+    @Test("each change of the network path and the power state is in the trail with its cause and the value told")
+    func theTrailRecordsConditions() async throws {
+        let capture = CapturedLogs()
+        try await withTestHost([Self.descriptor()], logs: capture) { test in
+            try await test.launched()
+            await test.updateNetworkPath(NetworkPath(status: .unavailable))
+            await test.updatePowerState(PowerState(isLowPowerModeEnabled: true))
+        }
+        let records = capture.all.filter { $0.metadata["from_state"] != nil && $0.metadata["service"] == "logger" }
+        let network = try #require(records.first { $0.metadata["event"] == "networkDidChange" })
+        #expect(network.metadata["cause"] == "network" && network.metadata["network"] == "unavailable")
+        #expect(network.message.hasSuffix("cause: network; network: unavailable"), "\(network.message)")
+        let power = try #require(records.first { $0.metadata["event"] == "powerStateDidChange" })
+        #expect(power.metadata["cause"] == "power" && power.metadata["power"] == "low power")
+    }
+
     @Test func recordsOnlyChosenEventsAtTheChosenLevel() async throws {
         let records = try await Self.audit(["level": .string("notice"), "events": .array([.string("didReceiveMemoryWarning"), .string("willTerminate")])])
         #expect(records.map { $0.metadata["event"] } == ["didReceiveMemoryWarning.critical", "willTerminate"])

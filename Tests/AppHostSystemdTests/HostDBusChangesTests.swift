@@ -27,4 +27,20 @@ import Testing
         restarted.services[0].restarts = 1
         #expect(HostDBusObject.changedProperties(from: Self.active, to: restarted).last == "Services")
     }
+
+    @Test("the conditions: offline and low power name Status too; an expensive path, the battery name only their own")
+    func conditionProperties() {
+        var offline = Self.active
+        offline.networkPath = NetworkPath(status: .unavailable)
+        #expect(HostDBusObject.changedProperties(from: Self.active, to: offline) == ["Status", "Network"])
+        var expensive = Self.active
+        expensive.networkPath = NetworkPath(status: .unknown, isExpensive: true)
+        #expect(HostDBusObject.changedProperties(from: Self.active, to: expensive) == ["NetworkExpensive"])
+        var saver = Self.active
+        saver.powerState = PowerState(isLowPowerModeEnabled: true)
+        #expect(HostDBusObject.changedProperties(from: Self.active, to: saver) == ["Status", "LowPowerMode"])
+        var battery = Self.active
+        battery.powerState = PowerState(isOnBattery: true, batteryWarningLevel: .low)
+        #expect(HostDBusObject.changedProperties(from: Self.active, to: battery) == ["OnBattery", "BatteryWarningLevel"])
+    }
 }

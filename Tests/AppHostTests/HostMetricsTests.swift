@@ -71,6 +71,33 @@ private func samples(_ registry: PrometheusCollectorRegistry) -> [String: String
         #expect(values[#"apphost_hook_duration_seconds_count{service="a",hook="applicationWillTerminate"}"#] == "1")
     }
 
+    @Test("the machine's conditions: unknown at the start, then each change in its gauges")
+    func conditionGauges() async throws {
+        let journal = Journal()
+        let registry = PrometheusCollectorRegistry()
+        let host = try PluggableApplicationHost(
+            services: [descriptor(Recorder(name: "a", journal: journal))], configuration: .init(metricsFactory: PrometheusMetricsFactory(registry: registry)), logger: quietLogger
+        )
+        try await host.withRunning {
+            try await host.launched()
+            var values = samples(registry)
+            #expect(values[#"apphost_network{status="unknown"}"#] == "1.0")
+            #expect(values[#"apphost_network{status="available"}"#] == "0.0")
+            #expect(values[#"apphost_low_power_mode"#] == "0.0")
+            #expect(values[#"apphost_battery_warning{level="unknown"}"#] == "1.0")
+            await host.updateNetworkPath(NetworkPath(status: .unavailable, isExpensive: true))
+            await host.updatePowerState(PowerState(isLowPowerModeEnabled: true, isOnBattery: true, batteryWarningLevel: .critical))
+            values = samples(registry)
+            #expect(values[#"apphost_network{status="unavailable"}"#] == "1.0")
+            #expect(values[#"apphost_network{status="unknown"}"#] == "0.0")
+            #expect(values[#"apphost_network_expensive"#] == "1.0")
+            #expect(values[#"apphost_low_power_mode"#] == "1.0")
+            #expect(values[#"apphost_on_battery"#] == "1.0")
+            #expect(values[#"apphost_battery_warning{level="critical"}"#] == "1.0")
+            #expect(values[#"apphost_battery_warning{level="unknown"}"#] == "0.0")
+        }
+    }
+
     @Test("an overrun is counted for its service, and the hook's time is recorded when it returns")
     func overrunsAreCounted() async throws {
         let journal = Journal()

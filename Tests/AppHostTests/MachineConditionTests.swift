@@ -50,4 +50,21 @@ import Testing
         await host.updatePowerState(PowerState())
         #expect(!journal.drain().contains { $0.contains("powerStateDidChange") }, "no service runs to hear it")
     }
+
+    @Test("the status names an unusual condition: offline, low power; back to normal, it says nothing of them")
+    func theStatusNamesTheCondition() async throws {
+        let journal = Journal()
+        let host = try makeHost(["a"], journal: journal)
+        try await host.withRunning {
+            try await host.launched()
+            #expect(host.status.description == "active · 1 service", "unknown is not offline")
+            await host.updateNetworkPath(NetworkPath(status: .unavailable))
+            await host.updatePowerState(PowerState(isLowPowerModeEnabled: true, isOnBattery: true))
+            #expect(host.status.description == "active · 1 service · offline · low power")
+            #expect(host.status.networkPath == NetworkPath(status: .unavailable) && host.status.powerState.isOnBattery)
+            await host.updateNetworkPath(NetworkPath(status: .available, isExpensive: true))
+            await host.updatePowerState(PowerState(isOnBattery: true))
+            #expect(host.status.description == "active · 1 service")
+        }
+    }
 }

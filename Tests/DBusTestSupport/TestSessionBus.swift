@@ -25,9 +25,12 @@ public final class TestSessionBus: Sendable {
     ///     for tests of what an unprivileged caller may do.
     /// - Parameter mayOwnNames: whether a client may own a name; `false` for tests of a daemon
     ///     whose bus policy does not let it.
+    /// - Parameter activatable: names the bus would start on a call (its `servicedir`), each
+    ///     with the shell command it runs: a test that the client never starts one sees the
+    ///     command's traces absent.
     /// - Throws: `TestBusError` when `dbus-daemon` is missing or prints no address within
     ///   `timeout`.
-    public static func start(dbusDaemon: String = "/usr/bin/dbus-daemon", timeout: Duration = .seconds(10), openToEveryUser: Bool = false, mayOwnNames: Bool = true) throws -> TestSessionBus {
+    public static func start(dbusDaemon: String = "/usr/bin/dbus-daemon", timeout: Duration = .seconds(10), openToEveryUser: Bool = false, mayOwnNames: Bool = true, activatable: [String: String] = [:]) throws -> TestSessionBus {
         let directory: String
         do {
             directory = try makeTemporaryDirectory("apphost-test-bus")
@@ -41,6 +44,7 @@ public final class TestSessionBus: Sendable {
               <type>session</type>
               <listen>unix:path=\(directory)/bus</listen>
               <auth>EXTERNAL</auth>
+              \(activatable.isEmpty ? "" : "<servicedir>\(directory)/services</servicedir>")
               <policy context="default">
                 \(openToEveryUser ? "<allow user=\"*\"/>" : "")
                 <allow send_destination="*" eavesdrop="true"/>
@@ -50,6 +54,13 @@ public final class TestSessionBus: Sendable {
             </busconfig>
             """
         try config.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
+        if !activatable.isEmpty {
+            try FileManager.default.createDirectory(atPath: directory + "/services", withIntermediateDirectories: true)
+            for (name, command) in activatable {
+                let escaped = command.replacingOccurrences(of: "'", with: "'\\''")
+                try "[D-BUS Service]\nName=\(name)\nExec=/bin/sh -c '\(escaped)'\n".write(toFile: "\(directory)/services/\(name).service", atomically: true, encoding: .utf8)
+            }
+        }
         if openToEveryUser { chmod(directory, 0o755) }
         return try launch(dbusDaemon: dbusDaemon, directory: directory, timeout: timeout)
     }

@@ -135,6 +135,8 @@ func composition(_ parts: ArraySlice<String>) throws -> Int32 {
     if parts.contains("no-logind") { options.followsLogind = false }
     if parts.contains("no-memory-pressure") { options.memoryPressure = nil }
     if parts.contains("no-time-changes") { options.followsTimeChanges = false }
+    if parts.contains("no-network") { options.networkPathSource = nil }
+    if parts.contains("no-power") { options.followsPowerState = false }
     if parts.contains("metrics") { options.metrics = MetricsTextfileEdge(path: "/nonexistent/probe.prom", daemon: "probe", logger: logger) }
     if parts.contains("restorable") { options.restorableState = RestorableStateFiles(directory: "/nonexistent", logger: logger) }
     let others: [ServiceGroupConfiguration.ServiceConfiguration] = parts.contains("other") ? [.init(service: host, serviceName: "other")] : []

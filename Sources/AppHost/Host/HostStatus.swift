@@ -23,10 +23,15 @@ public struct HostStatus: Sendable, Hashable, CustomStringConvertible {
     public var healthProblem: String?
     /// What each first-of and one-of runs, by its path: `notify → journal`.
     public var choices: [String] = []
+    /// The network path as the host last heard it; `unavailable` shows as `offline`.
+    public var networkPath: NetworkPath = .unknown
+    /// The power state as the host last heard it; low power mode shows as `low power`.
+    public var powerState: PowerState = .unknown
 
     public static func == (lhs: HostStatus, rhs: HostStatus) -> Bool {
         lhs.state == rhs.state && lhs.cause == rhs.cause && lhs.services == rhs.services && lhs.lastOverrun == rhs.lastOverrun && lhs.note == rhs.note
             && lhs.sessionLockReason == rhs.sessionLockReason && lhs.healthProblem == rhs.healthProblem && lhs.choices == rhs.choices
+            && lhs.networkPath == rhs.networkPath && lhs.powerState == rhs.powerState
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -38,11 +43,13 @@ public struct HostStatus: Sendable, Hashable, CustomStringConvertible {
         hasher.combine(sessionLockReason)
         hasher.combine(healthProblem)
         hasher.combine(choices)
+        hasher.combine(networkPath)
+        hasher.combine(powerState)
     }
 
     /// `active · 4 services · notification restarting (2/5 in 60s) · analytics overran
     /// applicationDidEnterBackground (5s)`; `background (sleep) · 4 services` when the machine
-    /// asked.
+    /// asked; `· offline` and `· low power` while the machine is so.
     public var description: String {
         let enabled = services.count { $0.isEnabled }
         let state = cause.map { "\(self.state.rawValue) (\($0))" } ?? self.state.rawValue
@@ -58,6 +65,8 @@ public struct HostStatus: Sendable, Hashable, CustomStringConvertible {
         if let sessionLockReason {
             parts.append(sessionLockReason.isEmpty ? "session locked" : "session locked (\(sessionLockReason))")
         }
+        if networkPath.status == .unavailable { parts.append("offline") }
+        if powerState.isLowPowerModeEnabled { parts.append("low power") }
         if let note { parts.append(note) }
         if let healthProblem { parts.append("unhealthy: \(healthProblem)") }
         return parts.joined(separator: " · ")

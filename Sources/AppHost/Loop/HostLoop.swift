@@ -172,7 +172,9 @@ struct HostLoop {
             note: note,
             sessionLockReason: machine.isProtectedDataAvailable ? nil : (machine.sessionLockReason ?? ""),
             healthProblem: health.problem,
-            choices: choices
+            choices: choices,
+            networkPath: sharedState[NetworkPathKey.self],
+            powerState: sharedState[PowerStateKey.self]
         ).withRequestID(ServiceContext.current?.hostRequestID)
     }
 

@@ -5,7 +5,9 @@ import Synchronization
 /// (`PluggableApplicationHost.Configuration.metricsFactory`), so any backend that implements
 /// `MetricsFactory` shows them: `apphost_state{state}`, `apphost_session_locked`,
 /// `apphost_healthy`, `apphost_services{status}`, `apphost_memory_warnings_total{level}` and
-/// `apphost_reloads_total{result}`; each service's `ServiceMetrics` adds its hooks' figures and
+/// `apphost_reloads_total{result}`, and the machine's conditions: `apphost_network{status}`,
+/// `apphost_network_expensive`, `apphost_low_power_mode`, `apphost_on_battery` and
+/// `apphost_battery_warning{level}`; each service's `ServiceMetrics` adds its hooks' figures and
 /// its restarts.
 ///
 /// `apphost_services{status}` counts each service once: `running`, `restarting` (a restart
@@ -60,6 +62,8 @@ final class HostMetrics: Sendable {
         var isHealthy = true
         /// Nil until first shown, so every status is recorded then, zeros included.
         var services: StatusCounts?
+        var network = NetworkPath.unknown
+        var power = PowerState.unknown
     }
 
     let factory: any MetricsFactory
@@ -71,6 +75,11 @@ final class HostMetrics: Sendable {
     private let criticalWarnings: CoreMetrics.Counter
     private let appliedReloads: CoreMetrics.Counter
     private let refusedReloads: CoreMetrics.Counter
+    private let network: [(NetworkPath.Status, CoreMetrics.Gauge)]
+    private let networkExpensive: CoreMetrics.Gauge
+    private let lowPowerMode: CoreMetrics.Gauge
+    private let onBattery: CoreMetrics.Gauge
+    private let batteryWarning: [(PowerState.BatteryWarningLevel, CoreMetrics.Gauge)]
     private let shown: Mutex<Shown>
     /// The service list last counted, and its counts: the loop hands the same list (one
     /// buffer) to every status until a service's health changes, so a status costs no pass
@@ -88,6 +97,13 @@ final class HostMetrics: Sendable {
         criticalWarnings = CoreMetrics.Counter(label: "apphost_memory_warnings_total", dimensions: [("level", MemoryWarningLevel.critical.rawValue)], factory: factory)
         appliedReloads = CoreMetrics.Counter(label: "apphost_reloads_total", dimensions: [("result", "applied")], factory: factory)
         refusedReloads = CoreMetrics.Counter(label: "apphost_reloads_total", dimensions: [("result", "refused")], factory: factory)
+        network = NetworkPath.Status.allCases.map { ($0, CoreMetrics.Gauge(label: "apphost_network", dimensions: [("status", $0.rawValue)], factory: factory)) }
+        networkExpensive = CoreMetrics.Gauge(label: "apphost_network_expensive", factory: factory)
+        lowPowerMode = CoreMetrics.Gauge(label: "apphost_low_power_mode", factory: factory)
+        onBattery = CoreMetrics.Gauge(label: "apphost_on_battery", factory: factory)
+        batteryWarning = PowerState.BatteryWarningLevel.allCases.map {
+            ($0, CoreMetrics.Gauge(label: "apphost_battery_warning", dimensions: [("level", $0.rawValue)], factory: factory))
+        }
         shown = Mutex(Shown())
         counted = Mutex(([], StatusCounts()))
     }
@@ -95,6 +111,7 @@ final class HostMetrics: Sendable {
     /// Shows `status`; records only the gauges whose value changed.
     func show(_ status: HostStatus) {
         var now = Shown(state: status.state, isSessionLocked: status.sessionLockReason != nil, isHealthy: status.healthProblem == nil)
+        (now.network, now.power) = (status.networkPath, status.powerState)
         let counts = counts(of: status.services)
         now.services = counts
         let before = shown.withLock { shown in
@@ -111,6 +128,21 @@ final class HostMetrics: Sendable {
         if now.isHealthy != before.isHealthy || before.state == nil { healthy.record(now.isHealthy ? 1 : 0) }
         for (status, gauge) in services where before.services?[status] != counts[status] {
             gauge.record(counts[status])
+        }
+        showConditions(now, before: before)
+    }
+
+    /// The machine's conditions: all of them the first time, then what changed.
+    private func showConditions(_ now: Shown, before: Shown) {
+        let first = before.state == nil
+        if first || now.network.status != before.network.status {
+            for (status, gauge) in network { gauge.record(status == now.network.status ? 1 : 0) }
+        }
+        if first || now.network.isExpensive != before.network.isExpensive { networkExpensive.record(now.network.isExpensive ? 1 : 0) }
+        if first || now.power.isLowPowerModeEnabled != before.power.isLowPowerModeEnabled { lowPowerMode.record(now.power.isLowPowerModeEnabled ? 1 : 0) }
+        if first || now.power.isOnBattery != before.power.isOnBattery { onBattery.record(now.power.isOnBattery ? 1 : 0) }
+        if first || now.power.batteryWarningLevel != before.power.batteryWarningLevel {
+            for (level, gauge) in batteryWarning { gauge.record(level == now.power.batteryWarningLevel ? 1 : 0) }
         }
     }
 

@@ -65,7 +65,9 @@ struct StatusCommand {
         var text = line(report, identity: identity) + "\n"
         text += "  State:   \(report.state)\n"
         text += "  Session: \(report.sessionLocked ? "locked" + (report.sessionLockReason.isEmpty ? "" : " (\(report.sessionLockReason))") : "unlocked")\n"
-        text += "  Health:  \(report.healthy ? "healthy" : "unhealthy: \(report.healthProblem)")\n\n"
+        text += "  Health:  \(report.healthy ? "healthy" : "unhealthy: \(report.healthProblem)")\n"
+        text += "  Network: \(report.network)\(report.networkExpensive ? ", expensive" : "")\n"
+        text += "  Power:   \(power(report))\n\n"
         let services = ordered(report.services)
         let nameWidth = max(7, services.map(\.name.count).max() ?? 0)
         let typeWidth = max(4, services.map(\.type.count).max() ?? 0)
@@ -82,6 +84,15 @@ struct StatusCommand {
         return text
     }
 
+    /// `low power mode, on battery, battery low`, or `normal`.
+    static func power(_ report: HostDBusClient.Report) -> String {
+        var parts: [String] = []
+        if report.lowPowerMode { parts.append("low power mode") }
+        if report.onBattery { parts.append("on battery") }
+        if !["unknown", "none"].contains(report.batteryWarningLevel) { parts.append("battery \(report.batteryWarningLevel)") }
+        return parts.isEmpty ? "normal" : parts.joined(separator: ", ")
+    }
+
     static func json(_ report: HostDBusClient.Report) -> JSONValue {
         .object([
             "state": .string(report.state),
@@ -90,6 +101,10 @@ struct StatusCommand {
             "sessionLockReason": report.sessionLocked ? .string(report.sessionLockReason) : nil,
             "healthy": .bool(report.healthy),
             "healthProblem": report.healthy ? nil : .string(report.healthProblem),
+            "network": .object(["status": .string(report.network), "expensive": .bool(report.networkExpensive)]),
+            "power": .object([
+                "lowPowerMode": .bool(report.lowPowerMode), "onBattery": .bool(report.onBattery), "batteryWarningLevel": .string(report.batteryWarningLevel),
+            ]),
             "services": .array(ordered(report.services).map { service in
                 .object([
                     "name": .string(service.name),

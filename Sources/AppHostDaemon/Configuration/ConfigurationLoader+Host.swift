@@ -37,6 +37,12 @@ extension ConfigurationLoader {
         if let timeChanges = problems.read({ () throws(ConfigurationError) in try host.bool("time-changes") }) {
             configuration.followsTimeChanges = timeChanges
         }
+        if let network = networkPathSource(host, problems: &problems) {
+            configuration.networkPathSource = network
+        }
+        if let power = problems.read({ () throws(ConfigurationError) in try host.bool("power") }) {
+            configuration.followsPowerState = power
+        }
         // A session id may be written bare (`logind-session: 3`): YAML makes that an integer.
         let sessionText: String? = if case .int(let id)? = host.values["logind-session"], id >= 0 {
             String(id)
@@ -53,6 +59,23 @@ extension ConfigurationLoader {
                 ))
             }
         }
+    }
+
+    /// `host.network`: `auto`, `networkd`, `networkmanager` or `false`; nil when absent or
+    /// refused (the refusal recorded). `.some(nil)`: not followed.
+    func networkPathSource(_ host: ServiceSection, problems: inout ConfigurationErrorCollector) -> NetworkPathSource?? {
+        let hint = "write auto (NetworkManager, else systemd-networkd), networkd, networkmanager, or false (not followed)"
+        switch host.values["network"] {
+        case nil, .null?: return nil
+        case .bool(false)?: return .some(nil)
+        case .bool(true)?: problems.record(host.error("network", "true names no source of the network path", hint: hint))
+        case .string(let text)?:
+            if let source = NetworkPathSource(rawValue: text) { return source }
+            problems.record(host.error("network", "\"\(text)\" names no source of the network path", hint: hint))
+        case let other?:
+            problems.record(host.error("network", "expected auto, networkd, networkmanager or false, found \(other.typeName)", hint: hint))
+        }
+        return nil
     }
 
     func metrics(_ section: ServiceSection, problems: inout ConfigurationErrorCollector) -> DaemonConfiguration.Metrics {

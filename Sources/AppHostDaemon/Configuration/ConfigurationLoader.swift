@@ -18,7 +18,7 @@ package struct ConfigurationLoader: Sendable {
     /// Keys allowed at the top of the file.
     static let topLevelKeys = ["host", "services"]
     /// Keys allowed under `host:`.
-    static let hostKeys = ["hook-deadline", "launch-deadline", "terminate-deadline", "stall-limit", "state-directory", "log-level", "memory-pressure", "metrics", "logind", "logind-session", "time-changes"]
+    static let hostKeys = ["hook-deadline", "launch-deadline", "terminate-deadline", "stall-limit", "state-directory", "log-level", "memory-pressure", "metrics", "logind", "logind-session", "time-changes", "network", "power"]
     /// Keys allowed under `host.metrics:`.
     static let metricsKeys = ["textfile", "daemon"]
     /// Keys allowed under `host.memory-pressure:`.

@@ -121,6 +121,11 @@ public struct DaemonConfiguration: Sendable {
     /// Whether significant time changes reach the services (`host.time-changes`, on by
     /// default): the clock set, the time zone changed, midnight, daylight saving.
     public internal(set) var followsTimeChanges = true
+    /// Where the network path is read (`host.network`: `auto`, `networkd`, `networkmanager`);
+    /// nil: not followed (`false`).
+    public internal(set) var networkPathSource: NetworkPathSource? = .automatic
+    /// Whether low power mode and the battery are followed (`host.power`, on by default).
+    public internal(set) var followsPowerState = true
     /// Whose screen lock the session-lock service follows (`host.logind-session`: `auto`,
     /// `user:NAME` or a session id).
     public internal(set) var logindSession: LogindEdge.WatchedSession = .auto

@@ -124,6 +124,7 @@ struct Daemon: Sendable {
         (options.restorableState, options.metrics) = (restorable, metrics)
         (options.followsLogind, options.logindSession) = (configuration.followsLogind, configuration.logindSession)
         options.followsTimeChanges = configuration.followsTimeChanges
+        (options.networkPathSource, options.followsPowerState) = (configuration.networkPathSource, configuration.followsPowerState)
         let parts: (services: [ServiceGroupConfiguration.ServiceConfiguration], memoryPressure: MemoryPressureEdge?, timeChanges: TimeChangeEdge?)
         do {
             parts = try systemd.parts(for: host, options: options)
@@ -144,6 +145,8 @@ struct Daemon: Sendable {
             "watchdog": "\(watchdog?.summary ?? "off")",
             "restorable_state": "\(restorable.fileDescriptorStore.summary); \(restorable.path)",
             "time_changes": "\(parts.timeChanges?.summary ?? "off (host.time-changes: false)")",
+            "network": "\(configuration.networkPathSource.map { "\($0.rawValue) (\($0.sources), on the system bus)" } ?? "off (host.network: false)")",
+            "power": "\(configuration.followsPowerState ? "power-profiles-daemon and UPower, on the system bus" : "off (host.power: false)")",
             "metrics": "\(metrics.map { "\($0.path) (daemon=\"\($0.factory.daemon)\")" } ?? "off (no host.metrics.textfile)")",
         ]
         // Whether logind is followed is logind's edge's one line to say, once it knows (after

@@ -114,7 +114,14 @@ public final class LoggerService: ApplicationService {
         let logger = application.logger
         let observation = application.bus.observe(LifecycleEventRecord.self) { [self] record in
             let (settings, skip) = state.withLock { ($0.settings, record.event == .willTerminate && $0.hasTerminated) }
-            if !skip, settings.records(record.event) { Self.write(record, at: settings.level, to: logger) }
+            guard !skip, settings.records(record.event) else { return }
+            // Published on the host's task right after the fan-out: the value it told.
+            let condition: (key: String, value: String)? = switch record.event {
+            case .networkDidChange: ("network", "\(application.networkPath)")
+            case .powerStateDidChange: ("power", "\(application.powerState)")
+            default: nil
+            }
+            Self.write(record, at: settings.level, to: logger, condition: condition)
         }
         defer { application.bus.stopObserving(observation) }
         await parkUntilCancelled()
@@ -123,7 +130,8 @@ public final class LoggerService: ApplicationService {
     // MARK: Writing
 
     /// Logs one record: message for people, metadata for `journalctl -o json` and filters.
-    static func write(_ record: LifecycleEventRecord, at level: Logger.Level, to logger: Logger) {
+    /// `condition`: the network path or the power state a condition's event told.
+    static func write(_ record: LifecycleEventRecord, at level: Logger.Level, to logger: Logger, condition: (key: String, value: String)? = nil) {
         let overran = record.overruns.map(\.service)
         let failed = record.failures.keys.sorted()
         let milliseconds = Double(record.duration.microseconds) / 1000
@@ -138,6 +146,10 @@ public final class LoggerService: ApplicationService {
         if let cause = record.cause {
             metadata["cause"] = .string(cause)
             message += "; cause: \(cause)"
+        }
+        if let condition {
+            metadata[condition.key] = .string(condition.value)
+            message += "; \(condition.key): \(condition.value)"
         }
         if !overran.isEmpty {
             message += "; overran: " + record.overruns.map { "\($0.service) (\($0.deadline.configText))" }.joined(separator: ", ")

@@ -35,6 +35,11 @@ extension SystemdIntegration {
         /// Whether significant time changes (the clock set, the zone, midnight, daylight saving)
         /// reach the services (`TimeChangeEdge`).
         public var followsTimeChanges = true
+        /// Where the network path is read (`NetworkPathEdge`); nil: not followed, and it stays
+        /// unknown.
+        public var networkPathSource: NetworkPathSource? = .automatic
+        /// Whether the power state (low power mode, the battery) is followed (`PowerStateEdge`).
+        public var followsPowerState = true
         /// Whose screen lock is followed, with logind; nil: none.
         public var logindSession: LogindEdge.WatchedSession? = .auto
 

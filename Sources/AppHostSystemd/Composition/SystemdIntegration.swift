@@ -5,8 +5,7 @@ import ServiceLifecycle
 
 /// apphostd's edge, composed for a host of yours: systemd's notifications and watchdog, the
 /// lifecycle signals, memory pressure, significant time changes, the daemon on its bus name,
-/// logind's sleep and shutdown,
-/// the restorable state's and the metrics' files, on one event loop, as the services of one
+/// logind's sleep and shutdown, the network path and the power state, the restorable state's and the metrics' files, on one event loop, as the services of one
 /// `ServiceGroup` in the order they need. It builds services; it is not one.
 ///
 /// Make it first thing in `main`: it blocks the lifecycle signals before other threads start,
@@ -43,7 +42,7 @@ public struct SystemdIntegration: Sendable {
     /// - the metrics' and the restorable state's writers come before the host: they write its
     ///   last figures and state after it ended;
     /// - the host's end (a terminate, a failed launch) shuts the group down;
-    /// - the bus server and logind's client start after the launch (`AfterLaunch`), off the way
+    /// - the bus server, logind's client and the machine's conditions start after the launch (`AfterLaunch`), off the way
     ///   to `READY=1`, and end on their own without ending the group when the machine lacks
     ///   them;
     /// - `others` (your HTTP server, say) stop first.
@@ -91,6 +90,14 @@ public struct SystemdIntegration: Sendable {
         // change to services that were not running.
         let time = options.followsTimeChanges ? TimeChangeEdge(host: host, logger: logger, on: loop, environment: options.environment) : nil
         if let time { services.append(.init(service: AfterLaunch(host: host, time), successTerminationBehavior: .ignore, serviceName: "time-changes")) }
+        if let source = options.networkPathSource {
+            let network = NetworkPathEdge(host: host, source: source, logger: logger, on: loop)
+            services.append(.init(service: AfterLaunch(host: host, network), successTerminationBehavior: .ignore, serviceName: "network"))
+        }
+        if options.followsPowerState {
+            let power = PowerStateEdge(host: host, logger: logger, on: loop)
+            services.append(.init(service: AfterLaunch(host: host, power), successTerminationBehavior: .ignore, serviceName: "power"))
+        }
         return (services + others, pressure, time)
     }
 

@@ -35,6 +35,14 @@ package struct HostDBusClient: ~Copyable {
         package var healthy: Bool
         package var healthProblem: String
         package var services: [Service]
+        /// The network path: available, unavailable or unknown (also from a daemon older than
+        /// the property).
+        package var network = "unknown"
+        package var networkExpensive = false
+        package var lowPowerMode = false
+        package var onBattery = false
+        /// unknown, none, discharging, low, critical or action.
+        package var batteryWarningLevel = "unknown"
 
         /// A report as given.
         package init(state: String, status: String, sessionLocked: Bool, sessionLockReason: String, healthy: Bool, healthProblem: String, services: [Service]) {
@@ -115,20 +123,28 @@ package struct HostDBusClient: ~Copyable {
             if entry == 0 { break }
             guard let key = DBusMessage.readString(reply) else { throw unreadable }
             switch key {
-            case "State", "Status", "SessionLockReason", "HealthProblem":
+            case "State", "Status", "SessionLockReason", "HealthProblem", "Network", "BatteryWarningLevel":
                 guard sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "s") >= 0, let value = DBusMessage.readString(reply) else { throw unreadable }
                 switch key {
                 case "State": report.state = value
                 case "Status": report.status = value
                 case "SessionLockReason": report.sessionLockReason = value
+                case "Network": report.network = value
+                case "BatteryWarningLevel": report.batteryWarningLevel = value
                 default: report.healthProblem = value
                 }
-            case "SessionLocked", "Healthy":
+            case "SessionLocked", "Healthy", "NetworkExpensive", "LowPowerMode", "OnBattery":
                 var value: Int32 = 0
                 guard sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "b") >= 0,
                     sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "b")), &value) >= 0
                 else { throw unreadable }
-                if key == "Healthy" { report.healthy = value != 0 } else { report.sessionLocked = value != 0 }
+                switch key {
+                case "Healthy": report.healthy = value != 0
+                case "NetworkExpensive": report.networkExpensive = value != 0
+                case "LowPowerMode": report.lowPowerMode = value != 0
+                case "OnBattery": report.onBattery = value != 0
+                default: report.sessionLocked = value != 0
+                }
             case "Services":
                 guard sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "a(ssbssusts)") >= 0 else { throw unreadable }
                 report.services = try services(from: reply)

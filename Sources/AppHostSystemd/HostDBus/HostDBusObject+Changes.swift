@@ -13,6 +13,11 @@ extension HostDBusObject {
         if (old.healthProblem == nil) != (new.healthProblem == nil) { names.append("Healthy") }
         if old.healthProblem != new.healthProblem { names.append("HealthProblem") }
         if old.services != new.services { names.append("Services") }
+        if old.networkPath.status != new.networkPath.status { names.append("Network") }
+        if old.networkPath.isExpensive != new.networkPath.isExpensive { names.append("NetworkExpensive") }
+        if old.powerState.isLowPowerModeEnabled != new.powerState.isLowPowerModeEnabled { names.append("LowPowerMode") }
+        if old.powerState.isOnBattery != new.powerState.isOnBattery { names.append("OnBattery") }
+        if old.powerState.batteryWarningLevel != new.powerState.batteryWarningLevel { names.append("BatteryWarningLevel") }
         return names
     }
 

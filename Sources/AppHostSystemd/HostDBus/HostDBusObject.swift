@@ -54,6 +54,11 @@ final class HostDBusObject: @unchecked Sendable {
         case "Healthy": return Self.append(bool: status.healthProblem == nil, to: reply)
         case "HealthProblem": return Self.append(string: status.healthProblem ?? "", to: reply)
         case "Services": return Self.append(services: status.services, to: reply)
+        case "Network": return Self.append(string: status.networkPath.status.rawValue, to: reply)
+        case "NetworkExpensive": return Self.append(bool: status.networkPath.isExpensive, to: reply)
+        case "LowPowerMode": return Self.append(bool: status.powerState.isLowPowerModeEnabled, to: reply)
+        case "OnBattery": return Self.append(bool: status.powerState.isOnBattery, to: reply)
+        case "BatteryWarningLevel": return Self.append(string: status.powerState.batteryWarningLevel.rawValue, to: reply)
         default: return -ENOENT
         }
     }
