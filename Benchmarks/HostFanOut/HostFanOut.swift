@@ -40,4 +40,19 @@ let benchmarks: @Sendable () -> Void = {
             setup: { try await launchedHost(services: count) }
         )
     }
+    // A change of the network path: one request with cause network, `networkDidChange` to every
+    // service, the value kept in the shared state; two per iteration (offline, online again).
+    for count in [4, 100] {
+        Benchmark(
+            "network path change, \(count) services",
+            configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], warmupIterations: 10, maxDuration: .seconds(3), maxIterations: 20_000),
+            closure: { benchmark, host in
+                for _ in benchmark.scaledIterations {
+                    await host.updateNetworkPath(NetworkPath(status: .unavailable))
+                    await host.updateNetworkPath(NetworkPath(status: .available))
+                }
+            },
+            setup: { try await launchedHost(services: count) }
+        )
+    }
 }

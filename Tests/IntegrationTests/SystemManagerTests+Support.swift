@@ -74,13 +74,20 @@ extension IntegrationSuites.SystemManagerTests {
         return try await waitForStatus(system, "the daemon running in the foreground", isActiveAndForeground)
     }
 
-    /// The installed config with `host` added under `host:` and a fifth service, `entry`, at the
-    /// end; `body` runs with it installed and the daemon restarted on it (and running, five
-    /// services), then the config is put back and the daemon restarted on that.
-    static func withAFifthService(_ system: SystemManager, host: String = "", entry: String, _ body: () async throws -> Void) async throws {
+    /// The installed config with `host` added under `host:`, each line of `replacing` given its
+    /// new text, and a fifth service, `entry`, at the end; `body` runs with it installed and the
+    /// daemon restarted on it (and running, five services), then the config is put back and the
+    /// daemon restarted on that.
+    static func withAFifthService(
+        _ system: SystemManager, host: String = "", replacing: [String: String] = [:], entry: String, _ body: () async throws -> Void
+    ) async throws {
         let good = try system.read(configPath)
         var changed = good.replacingOccurrences(of: "\nhost:\n", with: "\nhost:\n" + host)
         try #require(host.isEmpty || changed != good, "the installed config has no 'host:' line")
+        for (line, replacement) in replacing {
+            try #require(changed.contains("\n" + line + "\n"), "the installed config has no line '\(line)'")
+            changed = changed.replacingOccurrences(of: "\n" + line + "\n", with: "\n" + replacement + "\n")
+        }
         changed += (changed.hasSuffix("\n") ? "" : "\n") + entry
         try system.write(changed, to: configPath)
         do {

@@ -30,6 +30,12 @@ package struct AnalyticsEvent: Sendable, Hashable {
         case screenLock
         /// A significant time change, with its `cause` (`clock,midnight`).
         case timeChange
+        /// Time the network path was unavailable, in `seconds`.
+        case offlineTime
+        /// Time in low power mode, in `seconds`.
+        case lowPowerTime
+        /// Time on battery, in `seconds`.
+        case batteryTime
     }
 
     /// Increasing across the log and the summary, so a record already folded into the summary

@@ -52,6 +52,13 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
     /// Significant time changes by cause (`clock`, `timezone`, `midnight`, `daylight-saving`):
     /// a change with two causes counts once for each.
     public var timeChangesByCause: [String: Int] = [:]
+    /// Seconds the network path was unavailable while the daemon ran (unknown is not
+    /// offline), up to the last flush.
+    public var offlineSeconds = 0.0
+    /// Seconds in low power mode (power-profiles-daemon's power-saver), up to the last flush.
+    public var lowPowerSeconds = 0.0
+    /// Seconds on battery (UPower), up to the last flush.
+    public var onBatterySeconds = 0.0
     /// When the first counted event happened.
     public var firstEvent: UnixTime?
     /// When the last counted event happened.
@@ -132,6 +139,9 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
         case .screenLock: screenLocks += 1
         case .timeChange:
             for cause in (event.cause ?? "").split(separator: ",") { timeChangesByCause[String(cause), default: 0] += 1 }
+        case .offlineTime: offlineSeconds += event.seconds ?? 0
+        case .lowPowerTime: lowPowerSeconds += event.seconds ?? 0
+        case .batteryTime: onBatterySeconds += event.seconds ?? 0
         }
     }
 
@@ -156,6 +166,9 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
             ("sleeps", sleeps == 0 ? "0" : "\(sleeps) (\(Self.format(seconds: sleepSeconds)) asleep)"),
             ("screen locks", "\(screenLocks)"),
             ("time changes by cause", Self.format(counts: timeChangesByCause)),
+            ("time offline", Self.format(seconds: offlineSeconds)),
+            ("time in low power mode", Self.format(seconds: lowPowerSeconds)),
+            ("time on battery", Self.format(seconds: onBatterySeconds)),
             ("first event", firstEvent.map(Self.format(date:)) ?? "-"),
             ("last event", lastEvent.map(Self.format(date:)) ?? "-"),
         ]
@@ -197,6 +210,9 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
             "sleepSeconds": .number(sleepSeconds),
             "screenLocks": .number(Double(screenLocks)),
             "timeChangesByCause": .object(timeChangesByCause.mapValues { .number(Double($0)) }),
+            "offlineSeconds": .number(offlineSeconds),
+            "lowPowerSeconds": .number(lowPowerSeconds),
+            "onBatterySeconds": .number(onBatterySeconds),
             "firstEvent": firstEvent.map { .string($0.iso8601) },
             "lastEvent": lastEvent.map { .string($0.iso8601) },
             "lastSequence": .number(Double(lastSequence)),
@@ -255,6 +271,9 @@ public struct AnalyticsReport: Sendable, Codable, Hashable {
         sleepSeconds = try seconds("sleepSeconds") ?? 0
         screenLocks = try count(json["screenLocks"], "screenLocks") ?? 0
         timeChangesByCause = try counts("timeChangesByCause")
+        offlineSeconds = try seconds("offlineSeconds") ?? 0
+        lowPowerSeconds = try seconds("lowPowerSeconds") ?? 0
+        onBatterySeconds = try seconds("onBatterySeconds") ?? 0
         firstEvent = try date("firstEvent")
         lastEvent = try date("lastEvent")
         lastSequence = UInt64(try count(json["lastSequence"], "lastSequence") ?? 0)

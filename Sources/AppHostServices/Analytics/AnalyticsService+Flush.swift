@@ -62,12 +62,14 @@ extension AnalyticsService {
     }
 
     /// Flushes what launch recorded, then sleeps until an event is pending, waits one interval
-    /// and flushes; an idle service never wakes up.
+    /// (the one of low power mode when the wait begins in it) and flushes; an idle service never
+    /// wakes up, and a wake-up whose events a hook flushed already starts no wait.
     func flushPeriodically(_ application: ApplicationHandle) async {
         flushLogging(application.logger)
         keepUnflushed(application)
         for await _ in wakeups {
-            let interval = currentSettings.flushInterval
+            guard state.withLock({ $0.store?.pendingCount ?? 0 }) > 0 else { continue }
+            let interval = flushInterval(application)
             do {
                 try await Task.sleep(for: interval)
             } catch {

@@ -21,7 +21,11 @@ extension AnalyticsService {
         case let other?:
             throw configuration.error("compact-after", "expected a size, found \(other.description)", hint: "write it like 65536, 64KiB or 1MiB")
         }
-        return Settings(flushInterval: interval, compactAfter: compactAfter)
+        let lowPower = try configuration.duration("low-power-flush-interval") ?? interval * 4
+        guard lowPower >= .milliseconds(10) else {
+            throw configuration.error("low-power-flush-interval", "\(lowPower.configText) is too short", hint: "at least 10ms; by default four times flush-interval")
+        }
+        return Settings(flushInterval: interval, compactAfter: compactAfter, lowPowerFlushInterval: lowPower)
     }
 
     /// `4096`, `512B`, `64KiB`, `64K`, `1MiB`, `1M`, `1GiB`.

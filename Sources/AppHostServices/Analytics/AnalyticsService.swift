@@ -5,12 +5,14 @@ import Synchronization
 
 /// Usage analytics in the spirit of a usage broker: launches (first, after clean and unclean
 /// exits), foreground and background time, transitions, memory warnings by level, reloads,
-/// session locks and restarts by service, kept crash-safely in `<stateDirectory>/analytics`.
+/// session locks, restarts by service, and time offline, in low power mode and on battery, kept
+/// crash-safely in `<stateDirectory>/analytics`.
 ///
 /// ```yaml
 /// - name: analytics
 ///   settings:
 ///     flush-interval: 60s     # flush pending events this often, only when there are some
+///     low-power-flush-interval: 4m   # the same in low power mode (default: 4 × flush-interval)
 ///     compact-after: 64KiB    # fold the event log into summary.json past this size
 /// ```
 ///
@@ -25,9 +27,9 @@ public final class AnalyticsService: ApplicationService {
     /// The config's `type` for this service.
     public static let typeName = "analytics"
     /// The keys its `settings:` section may hold.
-    public static let settingKeys = ["flush-interval", "compact-after"]
+    public static let settingKeys = ["flush-interval", "low-power-flush-interval", "compact-after"]
     /// One line for `apphostd services`.
-    public static let summary = "Usage analytics: launches, exits by cause, foreground/background time, transitions, memory warnings, restarts by service, sleeps, screen locks, time changes by cause; crash-safe log in the state directory"
+    public static let summary = "Usage analytics: launches, exits by cause, foreground/background time, transitions, memory warnings, restarts by service, sleeps, screen locks, time changes by cause, time offline, in low power mode and on battery; crash-safe log in the state directory"
 
     /// How analytics persists.
     public struct Settings: Sendable, Hashable {
@@ -35,6 +37,9 @@ public final class AnalyticsService: ApplicationService {
         public var flushInterval: Duration
         /// Log size in bytes after which it is folded into the summary.
         public var compactAfter: Int
+        /// How long pending events may wait in low power mode: longer, so the disk wakes less
+        /// often, as Apple asks of apps then.
+        public var lowPowerFlushInterval: Duration
     }
 
     enum Phase { case foreground, background }
@@ -48,6 +53,8 @@ public final class AnalyticsService: ApplicationService {
         /// The launch said it goes into the background: the `didEnterBackground` that follows is
         /// where the host is, not a transition, and is not counted as one.
         var launchesIntoBackground = false
+        /// Since when each condition of the machine that analytics times has held.
+        var conditionsSince: [TimedCondition: ContinuousClock.Instant] = [:]
     }
 
     let state: Mutex<State>
@@ -102,7 +109,7 @@ public final class AnalyticsService: ApplicationService {
         }) {
             metrics.show(report)
         }
-        keepUnflushed(application)
+        updateConditions(application)
         return true
     }
 
@@ -132,6 +139,7 @@ public final class AnalyticsService: ApplicationService {
             }
             state.phase = .background
             state.phaseStart = .now
+            bankConditions(&state)
         }
         defer { keepUnflushed(application) }
         try flush(reportingTo: application.logger)
@@ -154,6 +162,7 @@ public final class AnalyticsService: ApplicationService {
             closePhase(&state)
             state.phase = phase
             state.phaseStart = .now
+            bankConditions(&state)
         }
         defer { keepUnflushed(application) }
         try flush(reportingTo: application.logger)
@@ -162,6 +171,14 @@ public final class AnalyticsService: ApplicationService {
     public func applicationSignificantTimeChange(_ application: ApplicationHandle) async throws {
         record(.timeChange, cause: ServiceContext.current?.significantTimeChange?.description)
         keepUnflushed(application)
+    }
+
+    public func applicationNetworkDidChange(_ application: ApplicationHandle) async throws {
+        updateConditions(application)
+    }
+
+    public func applicationPowerStateDidChange(_ application: ApplicationHandle) async throws {
+        updateConditions(application)
     }
 
     public func applicationProtectedDataWillBecomeUnavailable(_ application: ApplicationHandle) async throws {
@@ -174,6 +191,7 @@ public final class AnalyticsService: ApplicationService {
         let isTerminating = application.state == .terminating
         let didLaunch = state.withLock { state -> Bool in
             closePhase(&state)
+            bankConditions(&state, ending: true)
             guard let store = state.store else { return false }
             if isTerminating { _ = store.record(.terminate) }
             return true

@@ -57,10 +57,15 @@ enum DebianRoot {
     /// an unprivileged inhibitor, "Access denied") and libpam-systemd (pam_systemd, which makes
     /// a `PAMName=login` unit a logind session), and for the Debian package's tests (which have no
     /// network) what it depends on, recommends and shows: man-db (`man apphostd`) and
-    /// bash-completion.
+    /// bash-completion. For the machine's conditions: iproute2 (a veth pair for networkd, which
+    /// the tests start), power-profiles-daemon (enabled at boot, as Debian installs it; on its
+    /// placeholder driver) and python3-dbusmock with python3-gi (UPower and NetworkManager need
+    /// hardware: their templates stand in), and dbus-x11 on Debian 12, which its dbusmock
+    /// wants.
     static let debootstrapArguments = [
         "--variant=minbase",
-        "--include=systemd,systemd-sysv,dbus,libyaml-0-2,libsystemd0,prometheus-node-exporter,polkitd,libpam-systemd,man-db,bash-completion",
+        "--include=systemd,systemd-sysv,dbus,libyaml-0-2,libsystemd0,prometheus-node-exporter,polkitd,libpam-systemd,man-db,bash-completion,"
+            + "iproute2,power-profiles-daemon,python3-dbusmock,python3-gi" + (release == .bookworm ? ",dbus-x11" : ""),
         release.rawValue,
     ]
 
