@@ -57,7 +57,7 @@ struct InvalidConfigurationTests {
             "9 services[1].settings.flush-intervl", "11 services[1].settings.retention",
         ])
         #expect(errors?.errors.first?.hint == "did you mean level? valid keys: events, level")
-        #expect(errors?.errors[2].hint == "did you mean flush-interval? valid keys: compact-after, flush-interval")
+        #expect(errors?.errors[2].hint == "did you mean flush-interval? valid keys: compact-after, flush-interval, low-power-flush-interval")
     }
 
     @Test func aMisspeltServicesKeyIsOneProblemNotTwo() {

@@ -24,8 +24,9 @@ extension AnalyticsServiceTests {
             await host.updateNetworkPath(NetworkPath(status: .unknown))
         }
         let report = try AnalyticsReport.load(stateDirectory: directory + "/state")
-        #expect(report.offlineSeconds >= 0.05 && report.offlineSeconds < report.lowPowerSeconds, "\(report.offlineSeconds) s offline, \(report.lowPowerSeconds) s in low power")
-        #expect(report.lowPowerSeconds >= 0.1)
+        // Lower bounds only: each interval holds at least the time let pass inside it.
+        #expect(report.offlineSeconds >= 0.05, "\(report.offlineSeconds) s offline")
+        #expect(report.lowPowerSeconds >= 0.1, "\(report.lowPowerSeconds) s in low power")
         #expect(report.onBatterySeconds >= report.lowPowerSeconds, "still on battery at the end: timed to the terminate")
         let rows = report.renderTable().split(separator: "\n").map(String.init)
         #expect(rows.contains { $0.hasPrefix("time offline ") } && rows.contains { $0.hasPrefix("time in low power mode ") } && rows.contains { $0.hasPrefix("time on battery ") })

@@ -2,6 +2,9 @@ import AppHost
 import AppHostTestKit
 import DBusTestSupport
 import ServiceContextModule
+import ServiceLifecycle
+
+@testable import AppHostSystemd
 
 /// Keeps what each condition hook read, with its request's cause.
 struct ConditionWitness: ApplicationService {
@@ -27,5 +30,26 @@ enum ConditionObjects {
             path: "/org/freedesktop/NetworkManager", interface: "org.freedesktop.NetworkManager",
             properties: ["State": .uint32(state), "Connectivity": .uint32(connectivity), "Metered": .uint32(metered)]
         )
+    }
+}
+
+/// A host with a witness, and the edge `makeEdge` builds for it on a loop of its own, running
+/// for the length of `body`.
+func withConditionEdge<Edge: Service>(
+    loopName: String, _ makeEdge: (PluggableApplicationHost, EdgeEventLoop) -> Edge, _ body: (ConditionWitness) async throws -> Void
+) async throws {
+    let witness = ConditionWitness()
+    let loop = try EdgeEventLoop(name: loopName)
+    defer {
+        loop.close()
+        loop.waitUntilEnded()
+    }
+    try await withTestHost([ServiceDescriptor(name: "w", service: witness)]) { test in
+        let edge = makeEdge(test.host, loop)
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { try await edge.run() }
+            try await body(witness)
+            group.cancelAll()
+        }
     }
 }

@@ -17,20 +17,9 @@ import Testing
         _ source: NetworkPathSource, bus: TestSessionBus, logs: CapturedLogs = CapturedLogs(),
         _ body: (ConditionWitness) async throws -> Void
     ) async throws {
-        let witness = ConditionWitness()
-        let loop = try EdgeEventLoop(name: "test-network")
-        defer {
-            loop.close()
-            loop.waitUntilEnded()
-        }
-        try await withTestHost([ServiceDescriptor(name: "w", service: witness)]) { test in
-            let edge = NetworkPathEdge(host: test.host, source: source, logger: logs.logger(), on: loop, bus: .address(bus.address))
-            try await withThrowingDiscardingTaskGroup { group in
-                group.addTask { await edge.run() }
-                try await body(witness)
-                group.cancelAll()
-            }
-        }
+        try await withConditionEdge(loopName: "test-network", { host, loop in
+            NetworkPathEdge(host: host, source: source, logger: logs.logger(), on: loop, bus: .address(bus.address))
+        }, body)
     }
 
     @Test("networkd: routable is available, no-carrier is not, each change a request with cause network; the line names the source")

@@ -13,20 +13,9 @@ import Testing
     static let hadess = "/net/hadess/PowerProfiles"
 
     func withEdge(bus: TestSessionBus, logs: CapturedLogs = CapturedLogs(), _ body: (ConditionWitness) async throws -> Void) async throws {
-        let witness = ConditionWitness()
-        let loop = try EdgeEventLoop(name: "test-power")
-        defer {
-            loop.close()
-            loop.waitUntilEnded()
-        }
-        try await withTestHost([ServiceDescriptor(name: "w", service: witness)]) { test in
-            let edge = PowerStateEdge(host: test.host, logger: logs.logger(), on: loop, bus: .address(bus.address))
-            try await withThrowingDiscardingTaskGroup { group in
-                group.addTask { await edge.run() }
-                try await body(witness)
-                group.cancelAll()
-            }
-        }
+        try await withConditionEdge(loopName: "test-power", { host, loop in
+            PowerStateEdge(host: host, logger: logs.logger(), on: loop, bus: .address(bus.address))
+        }, body)
     }
 
     @Test("power-profiles-daemon 0.12's name: power-saver is low power mode, balanced is not, each a request with cause power")

@@ -70,10 +70,13 @@ extension MemoryWarningLevel {}
 extension MessageBus {}
 extension MetricsTextfileEdge {}
 extension NetworkPath {}
+extension NetworkPathEdge {}
+extension NetworkPathSource {}
 extension NotificationService {}
 extension Overrun {}
 extension PluggableApplicationHost {}
 extension PowerState {}
+extension PowerStateEdge {}
 extension ProbeService {}
 extension ProcessEnvironment {}
 extension ReadinessCondition {}
