@@ -47,24 +47,15 @@ final class BusConditionClient<Value: Sendable & Equatable>: @unchecked Sendable
         self.readings = readings
         self.combine = combine
         self.unknown = unknown
-        var watches: [BusPropertyWatch] = []
-        // The watches call back into the client, which owns them: unowned, set once all exist.
-        let changed = Changed<BusPropertyWatch>()
-        let answered = Changed<Void>()
-        for object in objects {
-            watches.append(BusPropertyWatch(object, busAnswered: { answered.call(()) }, changed: { changed.call($0) }))
+        watches = objects.map(BusPropertyWatch.init)
+        // The watches call back into the client, which owns them.
+        for watch in watches {
+            watch.onChange = { [unowned self] watch in
+                lastChanged = watch
+                recompute()
+            }
+            watch.onAnswer = { [unowned self] in member?.markEstablished() }
         }
-        self.watches = watches
-        changed.call = { [unowned self] watch in
-            lastChanged = watch
-            recompute()
-        }
-        answered.call = { [unowned self] _ in member?.markEstablished() }
-    }
-
-    /// A callback set after the client exists.
-    private final class Changed<Argument> {
-        var call: (Argument) -> Void = { _ in }
     }
 
     /// The matches and reads on a new connection: 0 or a negative errno.

@@ -41,22 +41,20 @@ final class BusPropertyWatch: @unchecked Sendable {
     private(set) var missingReason: String?
     /// Whether the first read (or the first since a new connection) has answered.
     private(set) var hasAnswered = false
-    /// Called on the loop after each answer or change, with the watch.
-    private let changedCallback: (BusPropertyWatch) -> Void
-    /// Called once when the bus answers: the connection works.
-    private let busAnswered: () -> Void
+    /// Called on the loop after each answer or change, with the watch; set by its owner.
+    var onChange: (BusPropertyWatch) -> Void = { _ in }
+    /// Called when the bus answers a read: the connection works.
+    var onAnswer: () -> Void = {}
     private var slots: [OpaquePointer] = []
     /// The pending `GetAll`: a newer one cancels it, so an old answer never wins.
     private var pending: OpaquePointer?
 
-    init(_ object: Object, busAnswered: @escaping () -> Void, changed: @escaping (BusPropertyWatch) -> Void) {
+    init(_ object: Object) {
         self.object = object
-        self.busAnswered = busAnswered
-        self.changedCallback = changed
     }
 
     private func changed() {
-        changedCallback(self)
+        onChange(self)
     }
 
     private var context: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
@@ -138,7 +136,7 @@ final class BusPropertyWatch: @unchecked Sendable {
         if let pending { sd_bus_slot_unref(pending) }
         pending = nil
         if DBusMessage.isFromClosedBus(reply) { return }
-        busAnswered()
+        onAnswer()
         hasAnswered = true
         if let (name, message) = DBusMessage.error(of: reply) {
             values = nil
