@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""The footprint against the floor (issue 54): exec -> READY=1 and private memory, interleaved.
+
+Usage: python3 Benchmarks/process/footprint_bench.py --binary APPHOSTD --servicegroup-floor FLOOR
+           [--config config/apphostd.yaml] [--runs 20] [--settle 3] [--json FILE]
+
+Runs, interleaved, `--runs` times each:
+  apphostd          the shipped config, every default source on (logind, time changes, the
+                    network path, the power state, the bus name);
+  apphostd, off     the same with host.logind, host.time-changes, host.network and host.power
+                    false (the bus name stays): what the sources cost;
+  floor             ServiceGroupFloor, five no-op services that send READY=1 through libsystemd.
+Each start is timed from exec to READY=1 on a NOTIFY_SOCKET of the script's; then, `--settle`
+seconds later (the sources attach after the launch), /proc/PID/smaps_rollup is read: Rss, Pss,
+Private_Dirty (what each instance adds, however many run) and Private_Clean + Private_Dirty (the
+fleet benchmark's figure; with one instance its clean part is the whole image's text, which a
+fleet shares).
+Run it where the libraries are the ones to measure: inside a booted Debian 12 or 13 root
+(FootprintBenchmarkTests does), as root with the installed unit stopped, so the measured
+instance owns the bus name.
+"""
+import argparse, json, os, statistics, sys, tempfile, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from process_bench import Notify, start, stop  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SOURCES_OFF = {"  logind: true": "  logind: false", "  time-changes: true": "  time-changes: false",
+               "  network: auto": "  network: false", "  power: true": "  power: false"}
+
+
+def smaps(pid):
+    values = {}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 2 and parts[0].endswith(":") and parts[1].isdigit():
+                values[parts[0][:-1]] = int(parts[1])
+    return {"rss": values.get("Rss", 0), "pss": values.get("Pss", 0), "dirty": values.get("Private_Dirty", 0),
+            "private": values.get("Private_Clean", 0) + values.get("Private_Dirty", 0)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--servicegroup-floor", required=True)
+    parser.add_argument("--config", default=os.path.join(ROOT, "config", "apphostd.yaml"))
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--settle", type=float, default=3.0)
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    directory = tempfile.mkdtemp(prefix="apphostd-footprint-")
+    notify = Notify(directory)
+    with open(args.config) as f:
+        shipped = f.read()
+    off = shipped
+    for old, new in SOURCES_OFF.items():
+        if old not in off:
+            sys.exit(f"{args.config} has no line '{old}'")
+        off = off.replace(old, new)
+    off_path = os.path.join(directory, "sources-off.yaml")
+    with open(off_path, "w") as f:
+        f.write(off)
+    credentials = tempfile.mkdtemp(dir=directory)
+    with open(os.path.join(credentials, "session-secret"), "w") as f:
+        f.write("bench-secret\n")
+    os.chmod(os.path.join(credentials, "session-secret"), 0o600)
+    programs = [
+        ("apphostd", [args.binary, "run", "--config", args.config], {"STATE_DIRECTORY": tempfile.mkdtemp(dir=directory), "CREDENTIALS_DIRECTORY": credentials}),
+        ("apphostd, sources off", [args.binary, "run", "--config", off_path], {"STATE_DIRECTORY": tempfile.mkdtemp(dir=directory), "CREDENTIALS_DIRECTORY": credentials}),
+        ("floor", [args.servicegroup_floor], None),
+    ]
+    samples = {label: {"ready_ms": [], "rss": [], "pss": [], "private": [], "dirty": []} for label, _, _ in programs}
+    for _ in range(args.runs):
+        for label, argv, env in programs:
+            notify.drain()
+            started, process = start(argv, notify, env)
+            ready, _ = notify.wait_for(lambda fields: fields.get("READY") == "1", timeout=60)
+            samples[label]["ready_ms"].append((ready - started) * 1000)
+            time.sleep(args.settle)
+            for key, value in smaps(process.pid).items():
+                samples[label][key].append(value)
+            stop(process)
+    with open("/proc/1/comm") as f:
+        init = f.read().strip()
+    results = {label: {key: statistics.median(values) for key, values in figures.items()} for label, figures in samples.items()}
+    floor = results["floor"]
+    print(f"{args.runs} interleaved runs, settle {args.settle} s, PID 1 {init}, load {os.getloadavg()[0]:.2f}")
+    print("| program | READY=1 p50 | ÷ floor | Private_Dirty | ÷ floor | private (clean + dirty) | ÷ floor | Pss | Rss |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for label, figures in results.items():
+        print(f"| {label} | {figures['ready_ms']:.2f} ms | {figures['ready_ms'] / floor['ready_ms']:.2f}× | "
+              f"{figures['dirty']:.0f} KiB | {figures['dirty'] / floor['dirty']:.2f}× | "
+              f"{figures['private']:.0f} KiB | {figures['private'] / floor['private']:.2f}× | {figures['pss']:.0f} KiB | {figures['rss']:.0f} KiB |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"medians": results, "samples": samples}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+import AppHostTestSupport
+import Foundation
+import Testing
+
+extension IntegrationSuites {
+    /// Not pass/fail: Benchmarks/README.md's footprint against the floor (issue 54), measured
+    /// inside the booted root, so that the libraries mapped at exec are that Debian's (libsystemd
+    /// 256 and later load the journal's compression libraries only when needed). Run with
+    /// `APPHOSTD_BENCH_FOOTPRINT=1 swift test --filter FootprintBenchmarkTests`, and again with
+    /// `APPHOSTD_DEBIAN_RELEASE=trixie`: Benchmarks/process/footprint_bench.py with the release
+    /// apphostd and ServiceGroupFloor built the same way, the installed unit stopped so that the
+    /// measured instance owns the bus name.
+    @Suite(
+        .serialized, .needsSystemManager,
+        .enabled(if: ProcessInfo.processInfo.environment["APPHOSTD_BENCH_FOOTPRINT"] == "1", "a benchmark: APPHOSTD_BENCH_FOOTPRINT=1 runs it"),
+        .bootedSystem
+    )
+    struct FootprintBenchmarkTests {
+        typealias Support = IntegrationSuites.SystemManagerTests
+
+        /// ServiceGroupFloor, built as Benchmarks/process/run.sh builds it.
+        static func floor() async throws -> String {
+            let package = ReleaseBuild.repository + "/Benchmarks/process/ServiceGroupFloor"
+            // Through bash, which finds swift on the caller's PATH, as ReleaseBuild's script does.
+            let arguments = ["/bin/bash", "-c", "exec swift \"$@\"", "swift", "build", "-c", "release", "--static-swift-stdlib", "--package-path", package, "--scratch-path", ReleaseBuild.repository + "/.build-floor"]
+            let build = try await ProcessRunner.run(
+                arguments, environment: ProcessRunner.environment(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? ""]), timeout: .seconds(900)
+            )
+            try #require(build.succeeded, "\(build)")
+            return ReleaseBuild.repository + "/.build-floor/release/ServiceGroupFloor"
+        }
+
+        @Test func readinessAndMemoryAgainstTheFloor() async throws {
+            let system = try Support.system()
+            let binary = try await ReleaseBuild.apphostd()
+            let floor = try await Self.floor()
+            let stop = try await system.systemctl("stop", Support.unit)
+            try #require(stop.succeeded, "\(stop)")
+            let bench = ReleaseBuild.repository + "/Benchmarks/process"
+            for (source, name) in [(binary, "apphostd"), (floor, "ServiceGroupFloor"), (bench + "/footprint_bench.py", "footprint_bench.py"),
+                                   (bench + "/process_bench.py", "process_bench.py"), (ReleaseBuild.repository + "/config/apphostd.yaml", "apphostd.yaml")] {
+                let target = system.root + "/srv/" + name
+                try? FileManager.default.removeItem(atPath: target)
+                try FileManager.default.copyItem(atPath: source, toPath: target)
+            }
+            let run = try await system.run(
+                ["python3", "/srv/footprint_bench.py", "--binary", "/srv/apphostd", "--servicegroup-floor", "/srv/ServiceGroupFloor", "--config", "/srv/apphostd.yaml", "--runs", "20"],
+                timeout: .seconds(900)
+            )
+            try #require(run.succeeded, "\(run)")
+            print("IntegrationTests: footprint, systemd \(system.systemdVersion):\n\(run.stdout)")
+        }
+    }
+}
