@@ -15,6 +15,11 @@ seconds later (the sources attach after the launch), /proc/PID/smaps_rollup is r
 Private_Dirty (what each instance adds, however many run) and Private_Clean + Private_Dirty (the
 fleet benchmark's figure; with one instance its clean part is the whole image's text, which a
 fleet shares).
+With --breakdown, a second table says where each program's Private_Dirty is, from
+/proc/PID/smaps: the binary's relocated read-only data (RELRO: pointers the loader wrote), its
+writable data, its .bss (with the Swift runtime's first metadata pool), the heap (malloc's
+arenas: Swift objects, tasks' frames, runtime metadata), the threads' stacks, and the shared
+libraries.
 Run it where the libraries are the ones to measure: inside a booted Debian 12 or 13 root
 (FootprintBenchmarkTests does), as root with the installed unit stopped, so the measured
 instance owns the bus name.
@@ -40,6 +45,40 @@ def smaps(pid):
             "private": values.get("Private_Clean", 0) + values.get("Private_Dirty", 0)}
 
 
+BREAKDOWN = ["binary RELRO", "binary data", "binary .bss", "heap", "stacks", "libraries", "other"]
+
+
+def breakdown(pid):
+    """Private_Dirty by where it is (BREAKDOWN), in KiB."""
+    exe = os.path.realpath(f"/proc/{pid}/exe")
+    mappings = []
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            parts = line.split()
+            if "-" in parts[0] and not parts[0].endswith(":"):
+                start, end = (int(x, 16) for x in parts[0].split("-"))
+                mappings.append({"start": start, "end": end, "perms": parts[1], "path": parts[5] if len(parts) > 5 else "", "dirty": 0})
+            elif parts[0] == "Private_Dirty:":
+                mappings[-1]["dirty"] = int(parts[1])
+    binary_end = max((m["end"] for m in mappings if m["path"] == exe), default=None)
+    kib = dict.fromkeys(BREAKDOWN, 0)
+    for m in mappings:
+        if m["path"] == exe:
+            kind = "binary data" if m["perms"].startswith("rw") else "binary RELRO"
+        elif m["path"] == "" and m["start"] == binary_end:
+            kind = "binary .bss"
+        elif m["path"] == "[stack]" or (m["path"] == "" and m["end"] - m["start"] == 8 << 20):
+            kind = "stacks"
+        elif m["path"] in ("", "[heap]"):
+            kind = "heap"
+        elif m["path"].startswith("/"):
+            kind = "libraries"
+        else:
+            kind = "other"
+        kib[kind] += m["dirty"]
+    return kib
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", required=True)
@@ -47,6 +86,7 @@ def main():
     parser.add_argument("--config", default=os.path.join(ROOT, "config", "apphostd.yaml"))
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--settle", type=float, default=3.0)
+    parser.add_argument("--breakdown", action="store_true", help="also say where Private_Dirty is")
     parser.add_argument("--json")
     args = parser.parse_args()
     directory = tempfile.mkdtemp(prefix="apphostd-footprint-")
@@ -71,6 +111,7 @@ def main():
         ("floor", [args.servicegroup_floor], None),
     ]
     samples = {label: {"ready_ms": [], "rss": [], "pss": [], "private": [], "dirty": []} for label, _, _ in programs}
+    places = {label: {kind: [] for kind in BREAKDOWN} for label, _, _ in programs}
     for _ in range(args.runs):
         for label, argv, env in programs:
             notify.drain()
@@ -80,6 +121,9 @@ def main():
             time.sleep(args.settle)
             for key, value in smaps(process.pid).items():
                 samples[label][key].append(value)
+            if args.breakdown:
+                for kind, value in breakdown(process.pid).items():
+                    places[label][kind].append(value)
             stop(process)
     with open("/proc/1/comm") as f:
         init = f.read().strip()
@@ -92,6 +136,15 @@ def main():
         print(f"| {label} | {figures['ready_ms']:.2f} ms | {figures['ready_ms'] / floor['ready_ms']:.2f}× | "
               f"{figures['dirty']:.0f} KiB | {figures['dirty'] / floor['dirty']:.2f}× | "
               f"{figures['private']:.0f} KiB | {figures['private'] / floor['private']:.2f}× | {figures['pss']:.0f} KiB | {figures['rss']:.0f} KiB |")
+    if args.breakdown:
+        medians = {label: {kind: statistics.median(values) for kind, values in kinds.items()} for label, kinds in places.items()}
+        print()
+        print("Private_Dirty by place, KiB (medians):")
+        print("| place | " + " | ".join(label for label, _, _ in programs) + " | apphostd − floor |")
+        print("| --- |" + " ---: |" * (len(programs) + 1))
+        for kind in BREAKDOWN:
+            print(f"| {kind} | " + " | ".join(f"{medians[label][kind]:.0f}" for label, _, _ in programs)
+                  + f" | {medians['apphostd'][kind] - medians['floor'][kind]:+.0f} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"medians": results, "samples": samples}, f, indent=2)

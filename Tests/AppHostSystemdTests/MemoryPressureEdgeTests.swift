@@ -1,5 +1,7 @@
 import AppHost
 import AppHostTestKit
+import AppHostTestSupport
+import Glibc
 import Logging
 import ServiceLifecycle
 import Testing
@@ -33,5 +35,36 @@ import Testing
             // Ending on its own, the edge made the group throw (serviceFinishedUnexpectedly).
             try await tasks.waitForAll()
         }
+    }
+
+    @Test("a watching edge delivers a write to its FIFO, then ends at the group's shutdown, which finishes its stream")
+    func aWatchingEdgeEndsAtTheShutdown() async throws {
+        let directory = try makeTemporaryDirectory("apphost-pressure")
+        defer { _ = rmdir(directory) }
+        let fifo = directory + "/watch"
+        defer { _ = unlink(fifo) }
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let logs = CapturedLogs()
+        let host = try PluggableApplicationHost(services: [])
+        let edge = MemoryPressureEdge(host: host, environment: ["MEMORY_PRESSURE_WATCH": fifo], logger: logs.logger())
+        #expect(edge.source.isWatching)
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: host), .init(service: edge)], gracefulShutdownSignals: [], cancellationSignals: [], logger: logs.logger()
+        ))
+        let ended = await completes(within: .seconds(20)) {
+            await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                _ = try? await host.launched()
+                let writer = open(fifo, O_WRONLY | O_CLOEXEC)
+                #expect(writer >= 0)
+                #expect(write(writer, "x", 1) == 1)
+                close(writer)
+                let warned = await logs.first { $0.message == "memory pressure" }
+                #expect(warned != nil)
+                await group.triggerGracefulShutdown()
+                try? await tasks.waitForAll()
+            }
+        }
+        #expect(ended, "the edge kept the group from ending after the shutdown")
     }
 }

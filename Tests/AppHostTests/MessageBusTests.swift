@@ -84,6 +84,28 @@ import Testing
         bus.publish(Pong(value: 2))
     }
 
+    @Test("inputs: several message types in one stream, in publish order; ending the stream unsubscribes them all")
+    func inputsRelaySeveralTypesInOrder() async {
+        enum Input: Equatable { case ping(Int), pong(Int) }
+        let bus = MessageBus()
+        do {
+            let (stream, _) = bus.inputs { (inputs: BusInputs<Input>) in
+                inputs.relay(Ping.self) { .ping($0.message.value) }
+                inputs.relay(Pong.self) { $0.message.value < 0 ? nil : .pong($0.message.value) }
+            }
+            #expect(bus.subscriberCount(for: Ping.self) == 1 && bus.subscriberCount(for: Pong.self) == 1)
+            bus.publish(Pong(value: 1))
+            bus.publish(Ping(value: 2))
+            bus.publish(Pong(value: -1))
+            bus.publish(Pong(value: 3))
+            var iterator = stream.makeAsyncIterator()
+            var seen: [Input] = []
+            for _ in 0..<3 { if let input = await iterator.next() { seen.append(input) } }
+            #expect(seen == [.pong(1), .ping(2), .pong(3)])
+        }
+        #expect(bus.subscriberCount(for: Ping.self) == 0 && bus.subscriberCount(for: Pong.self) == 0, "dropping the stream unsubscribes both")
+    }
+
     @Test func hostPublishesLifecycleRecords() async throws {
         let journal = Journal()
         let host = try makeHost(["a", "b"], journal: journal)

@@ -44,7 +44,7 @@ extension IntegrationSuites {
                 try FileManager.default.copyItem(atPath: source, toPath: target)
             }
             let run = try await system.run(
-                ["python3", "/srv/footprint_bench.py", "--binary", "/srv/apphostd", "--servicegroup-floor", "/srv/ServiceGroupFloor", "--config", "/srv/apphostd.yaml", "--runs", "20"],
+                ["python3", "/srv/footprint_bench.py", "--binary", "/srv/apphostd", "--servicegroup-floor", "/srv/ServiceGroupFloor", "--config", "/srv/apphostd.yaml", "--runs", "20", "--breakdown"],
                 timeout: .seconds(900)
             )
             try #require(run.succeeded, "\(run)")

@@ -146,7 +146,7 @@ struct Daemon: Sendable {
             "restorable_state": "\(restorable.fileDescriptorStore.summary); \(restorable.path)",
             "time_changes": "\(parts.timeChanges?.summary ?? "off (host.time-changes: false)")",
             "network": "\(configuration.networkPathSource.map { "\($0.rawValue) (\($0.sources), on the system bus)" } ?? "off (host.network: false)")",
-            "power": "\(configuration.followsPowerState ? "power-profiles-daemon and UPower, on the system bus" : "off (host.power: false)")",
+            "power": "\(configuration.followsPowerState ? "\(PowerStateSource.sources), on the system bus" : "off (host.power: false)")",
             "metrics": "\(metrics.map { "\($0.path) (daemon=\"\($0.factory.daemon)\")" } ?? "off (no host.metrics.textfile)")",
         ]
         // Whether logind is followed is logind's edge's one line to say, once it knows (after

@@ -12,17 +12,6 @@ extension AnalyticsService {
         if startTimer { wake.yield() }
     }
 
-    /// Records an event for each message on the bus, with the service it names.
-    func recordEach<Message: Sendable>(
-        of messages: AsyncStream<Message>, _ application: ApplicationHandle, _ event: (Message) -> (AnalyticsEvent.Kind, service: String?)
-    ) async {
-        for await message in messages {
-            let (kind, service) = event(message)
-            record(kind, service: service)
-            keepUnflushed(application)
-        }
-    }
-
     /// Turns the time since the phase began into a time event and ends the phase.
     func closePhase(_ state: inout State) {
         guard let phase = state.phase else { return }

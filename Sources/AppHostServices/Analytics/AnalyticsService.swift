@@ -215,26 +215,32 @@ public final class AnalyticsService: ApplicationService {
 
     public func run(_ application: ApplicationHandle) async throws {
         // Subscribed in run, so that a run loop started again has subscriptions of its own.
-        let reloads = application.bus.subscribe(to: ConfigurationDidReload.self)
-        let restarts = application.bus.subscribe(to: ServiceDidRestart.self)
-        let resumes = application.bus.subscribe(to: MachineDidResume.self)
-        let screens = application.bus.subscribe(to: ScreenLockDidChange.self)
-        await withDiscardingTaskGroup { group in
-            group.addTask { await self.recordEach(of: reloads, application) { _ in (.reload, nil) } }
-            group.addTask { await self.recordEach(of: restarts, application) { (.restart, $0.service) } }
-            group.addTask {
-                for await screen in screens where screen.isLocked {
-                    self.record(.screenLock)
-                    self.keepUnflushed(application)
-                }
-            }
-            group.addTask {
-                for await resume in resumes {
-                    self.record(.sleep, seconds: Double(resume.asleep.microseconds) / 1_000_000)
-                    self.keepUnflushed(application)
-                }
-            }
-            group.addTask { await self.flushPeriodically(application) }
+        let (inputs, _) = application.bus.inputs { (bus: BusInputs<BusEvent>) in
+            bus.relay(ConfigurationDidReload.self) { _ in .reload }
+            bus.relay(ServiceDidRestart.self) { .restart($0.message.service) }
+            bus.relay(MachineDidResume.self) { .sleep($0.message.asleep) }
+            bus.relay(ScreenLockDidChange.self) { $0.message.isLocked ? .screenLock : nil }
         }
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.flushPeriodically(application) }
+            for await event in inputs {
+                switch event {
+                case .reload: record(.reload)
+                case .restart(let service): record(.restart, service: service)
+                case .sleep(let asleep): record(.sleep, seconds: Double(asleep.microseconds) / 1_000_000)
+                case .screenLock: record(.screenLock)
+                }
+                keepUnflushed(application)
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// What the bus tells analytics to count.
+    enum BusEvent: Sendable {
+        case reload
+        case restart(String)
+        case sleep(Duration)
+        case screenLock
     }
 }

@@ -28,14 +28,6 @@ public final class NotificationService: ApplicationService {
     /// One line for `apphostd services`.
     public static let summary = "Local notifications to the journal and the desktop (D-Bus) about chosen events; redacted while locked"
 
-    /// The bus messages that notify, each with the context it was published in: the
-    /// notification goes out with that request's id (`REQUEST_ID=` on its journal record).
-    struct Subscriptions: Sendable {
-        let records: AsyncStream<BusDelivery<LifecycleEventRecord>>
-        let reloadFailures: AsyncStream<BusDelivery<ConfigurationReloadDidFail>>
-        let lockChanges: AsyncStream<BusDelivery<SessionLockDidChange>>
-    }
-
     /// Which events notify.
     let triggers: Set<NotificationTrigger>
     /// Sink names, in order (`journal`, `desktop`).
@@ -131,18 +123,14 @@ public final class NotificationService: ApplicationService {
 
     /// Turns bus messages into notifications and delivers them, one at a time.
     public func run(_ application: ApplicationHandle) async throws {
-        let bus = application.bus
-        let subscriptions = Subscriptions(
-            records: bus.deliveries(of: LifecycleEventRecord.self),
-            reloadFailures: bus.deliveries(of: ConfigurationReloadDidFail.self),
-            lockChanges: bus.deliveries(of: SessionLockDidChange.self)
-        )
-        let (inputs, inputSink) = AsyncStream<Arrival>.makeStream(bufferingPolicy: .unbounded)
+        // Subscribed before the first suspension, so nothing published meanwhile is missed.
+        let (inputs, inputSink) = application.bus.inputs { (bus: BusInputs<Arrival>) in
+            bus.relay(LifecycleEventRecord.self) { Arrival(input: .record($0.message), context: $0.context) }
+            bus.relay(ConfigurationReloadDidFail.self) { Arrival(input: .reloadFailed($0.message), context: $0.context) }
+            bus.relay(SessionLockDidChange.self) { Arrival(input: .lockChanged($0.message), context: $0.context) }
+        }
         var outbox = await NotificationOutbox(sinks: makeSinks(application), window: coalesceWindow, maximumBackoff: maximumBackoff, appName: appName, logger: application.logger)
         await withDiscardingTaskGroup { group in
-            group.addTask { for await record in subscriptions.records { inputSink.yield(Arrival(input: .record(record.message), context: record.context)) } }
-            group.addTask { for await failure in subscriptions.reloadFailures { inputSink.yield(Arrival(input: .reloadFailed(failure.message), context: failure.context)) } }
-            group.addTask { for await change in subscriptions.lockChanges { inputSink.yield(Arrival(input: .lockChanged(change.message), context: change.context)) } }
             for await arrival in inputs {
                 await ServiceContext.withValue(arrival.context) {
                     await handle(arrival.input, outbox: &outbox, application: application)

@@ -10,18 +10,17 @@ extension SessionLockService {
             application.bus.publish(SessionLockDidChange(isLocked: true, reason: "secret unavailable: \(problem)"))
             publishStatus(application, pending: false)
         }
-        // Subscribed in run, so that a run loop started again has a subscription of its own.
-        let screens = application.bus.subscribe(to: ScreenLockDidChange.self)
-        let resumes = application.bus.subscribe(to: MachineDidResume.self)
         let requestSink = self.requestSink
         let gracePeriod = self.gracePeriod
+        // Subscribed in run, so that a run loop started again has subscriptions of its own; the
+        // bus yields them straight into the requests, without a task relaying each.
+        let bus = application.bus
+        let observations = [
+            bus.observe(ScreenLockDidChange.self) { requestSink.yield(.screen(locked: $0.isLocked)) },
+            bus.observe(MachineDidResume.self) { _ in requestSink.yield(.resumed) },
+        ]
+        defer { observations.forEach(bus.stopObserving) }
         await withDiscardingTaskGroup { timers in
-            timers.addTask {
-                for await screen in screens { requestSink.yield(.screen(locked: screen.isLocked)) }
-            }
-            timers.addTask {
-                for await _ in resumes { requestSink.yield(.resumed) }
-            }
             var generation = 0
             // The pending grace timer's stop: finishing it ends the timer before it fires.
             var pendingLock: AsyncStream<Never>.Continuation?

@@ -39,9 +39,15 @@ public struct MemoryPressureEdge: Service {
     /// missing pressure source costs the warnings, never the daemon.
     public func run() async {
         defer { source.close() }
-        for await level in source.events.cancelOnGracefulShutdown() {
-            logger.notice("memory pressure", metadata: ["level": "\(level.rawValue)", "source": "\(source.sourceDescription)"])
-            try? await host.receiveMemoryWarning(level: level)
+        // The shutdown finishes the stream: `cancelOnGracefulShutdown()` would merge it with the
+        // shutdown's, three more tasks and a dozen generic types on the way to READY=1.
+        await withGracefulShutdownHandler {
+            for await level in source.events {
+                logger.notice("memory pressure", metadata: ["level": "\(level.rawValue)", "source": "\(source.sourceDescription)"])
+                try? await host.receiveMemoryWarning(level: level)
+            }
+        } onGracefulShutdown: { [source] in
+            source.close()
         }
         guard !Task.isShuttingDownGracefully, !Task.isCancelled else { return }
         logger.debug("memory pressure: nothing to watch; idle until the shutdown")

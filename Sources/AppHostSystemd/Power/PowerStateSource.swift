@@ -3,7 +3,7 @@ import AppHost
 /// Where the daemon reads the power state: power-profiles-daemon's `ActiveProfile` (low power
 /// mode is `power-saver`) and UPower's `OnBattery` and its display device's `WarningLevel`, on
 /// the system bus.
-enum PowerStateSource {
+package enum PowerStateSource {
     /// power-profiles-daemon 0.20 and later; 0.30 (Debian 13) owns both names, and this one is
     /// read then.
     static let profiles = BusPropertyWatch.Object(
@@ -24,7 +24,8 @@ enum PowerStateSource {
 
     /// The objects followed, in the order `reading(_:)` reads them.
     static let objects = [profiles, hadessProfiles, upower, displayDevice]
-    static let sources = "power-profiles-daemon or UPower"
+    /// Who tells it, for the log and the daemon's start line.
+    package static let sources = "power-profiles-daemon or UPower"
 
     /// UPower's `WarningLevel`, 0 to 5.
     static let warningLevels: [PowerState.BatteryWarningLevel] = [.unknown, .none, .discharging, .low, .critical, .action]

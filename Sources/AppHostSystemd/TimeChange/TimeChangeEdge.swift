@@ -51,17 +51,22 @@ public struct TimeChangeEdge: Service {
         }
         defer { loop.remove(source) }
         await withDiscardingTaskGroup { requests in
-            for await change in source.changes.cancelOnGracefulShutdown() {
-                var metadata: Logger.Metadata = ["cause": "\(change.causes)"]
-                if let moved = change.moved { metadata["moved_us"] = "\(moved / 1000)" }
-                logger.notice("\(change.message)", metadata: metadata)
-                requests.addImmediateTask {
-                    do {
-                        try await host.receiveSignificantTimeChange(change.causes)
-                    } catch {
-                        logger.debug("time change (\(change.causes)) not told: \(error)")
+            // The shutdown ends the changes (as MemoryPressureEdge's, without a merge's tasks).
+            await withGracefulShutdownHandler {
+                for await change in source.changes {
+                    var metadata: Logger.Metadata = ["cause": "\(change.causes)"]
+                    if let moved = change.moved { metadata["moved_us"] = "\(moved / 1000)" }
+                    logger.notice("\(change.message)", metadata: metadata)
+                    requests.addImmediateTask {
+                        do {
+                            try await host.receiveSignificantTimeChange(change.causes)
+                        } catch {
+                            logger.debug("time change (\(change.causes)) not told: \(error)")
+                        }
                     }
                 }
+            } onGracefulShutdown: { [source] in
+                source.endChanges()
             }
         }
     }

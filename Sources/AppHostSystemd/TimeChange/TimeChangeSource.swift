@@ -55,6 +55,11 @@ package final class TimeChangeSource: EdgeEventClient, @unchecked Sendable {
         return 0
     }
 
+    /// Ends `changes` from any thread (a graceful shutdown); the loop's part ends in `finish()`.
+    package func endChanges() {
+        continuation.finish()
+    }
+
     package func finish() {
         if let timerSource { sd_event_source_disable_unref(timerSource) }
         if let zoneWatch { sd_event_source_disable_unref(zoneWatch) }
