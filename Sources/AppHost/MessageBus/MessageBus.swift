@@ -35,19 +35,13 @@ public final class MessageBus: Sendable {
     /// The messages of type `Message` published from now on, in order. Ending the iteration
     /// (or dropping the stream) unsubscribes.
     public func subscribe<Message: Sendable>(to type: Message.Type = Message.self) -> AsyncStream<Message> {
-        let (stream, continuation) = AsyncStream<Message>.makeStream(bufferingPolicy: .unbounded)
-        let observation = add(type) { message, _ in continuation.yield(message) }
-        continuation.onTermination = { [weak self] _ in self?.stopObserving(observation) }
-        return stream
+        inputs { (inputs: BusInputs<Message>) in inputs.relay(type) { $0.message } }.stream
     }
 
     /// The messages of type `Message` published from now on, in order, each with the context it
     /// was published in: `requestID` names the host request during which it was published.
     public func deliveries<Message: Sendable>(of type: Message.Type = Message.self) -> AsyncStream<BusDelivery<Message>> {
-        let (stream, continuation) = AsyncStream<BusDelivery<Message>>.makeStream(bufferingPolicy: .unbounded)
-        let observation = add(type) { message, context in continuation.yield(BusDelivery(message: message, context: context)) }
-        continuation.onTermination = { [weak self] _ in self?.stopObserving(observation) }
-        return stream
+        inputs { (inputs: BusInputs<BusDelivery<Message>>) in inputs.relay(type) { $0 } }.stream
     }
 
     /// One `observe` registration, for `stopObserving`.
