@@ -159,5 +159,12 @@ import Testing
         #expect(JournalLogHandler.quoted("a b") == "\"a b\"")
         #expect(JournalLogHandler.quoted("say \"hi\"\n") == "\"say \\\"hi\\\"\\n\"")
         #expect(JournalLogHandler.quoted("k=v") == "\"k=v\"")
+        // The control characters, C0, DEL and C1, and only them among the rest.
+        for control in ["\u{01}", "\u{1F}", "\u{7F}", "\u{85}", "\u{9F}"] {
+            #expect(JournalLogHandler.quoted("a\(control)b") == "\"a\(control)b\"")
+        }
+        for other in ["café", "\u{A0}", "\u{2028}", "ж"] {
+            #expect(JournalLogHandler.quoted(other) == other)
+        }
     }
 }

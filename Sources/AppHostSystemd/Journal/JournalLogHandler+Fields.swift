@@ -76,9 +76,10 @@ extension JournalLogHandler {
         } else {
             prefix = level >= .warning ? "\(level): " : ""
         }
-        var text = message.split(separator: "\n", omittingEmptySubsequences: false)
-            .map { prefix + $0 }
-            .joined(separator: "\n")
+        // Most messages are one line: no split by Character (grapheme breaking) for them.
+        var text = message.utf8.contains(UInt8(ascii: "\n"))
+            ? message.split(separator: "\n", omittingEmptySubsequences: false).map { prefix + $0 }.joined(separator: "\n")
+            : prefix + message
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
             text += " \(key)=\(Self.quoted(value.description))"
         }
@@ -92,7 +93,9 @@ extension JournalLogHandler {
     /// quotes, `=` or control characters (or is empty).
     static func quoted(_ value: String) -> String {
         let needsQuotes = value.isEmpty || value.unicodeScalars.contains {
-            $0 == " " || $0 == "\"" || $0 == "=" || $0 == "\\" || $0.properties.generalCategory == .control
+            // The control characters (general category Cc) are exactly these two ranges; asking the
+            // scalar's properties would look each one up in the Unicode tables.
+            $0 == " " || $0 == "\"" || $0 == "=" || $0 == "\\" || $0.value < 0x20 || (0x7F...0x9F).contains($0.value)
         }
         guard needsQuotes else { return value }
         var result = "\""
