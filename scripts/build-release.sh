@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The release binary as deploy/INSTALL.md installs it: .build/release/apphostd (or under the
 # --scratch-path given). Arguments go to `swift build` (--scratch-path DIR, --show-bin-path).
+# `--floor` first builds the benchmarks' ServiceGroupFloor (Benchmarks/process) the same way.
 #
 # A PIE with the Swift runtime linked in (--static-swift-stdlib) and the distribution's shared
 # libraries for the rest: glibc, libstdc++, libsystemd.so.0 and libyaml, so a security update of
@@ -9,6 +10,12 @@
 # daemon's own symbols out of the dynamic symbol table (Package.swift). The target needs the
 # Debian packages libsystemd0 and libyaml-0-2 (deploy/INSTALL.md).
 # --disable-local-rpath: no rpath into the build directory; every library comes from the system.
+#
+# Every module reaches a generic type's metadata through its accessor, with the witness tables
+# the compiler already knows, instead of through the type's mangled name: Linux's runtime checks
+# each requirement of a mangled name by scanning every conformance record in the image, and
+# demangles. That was 29% of the instructions from exec to READY=1 (Benchmarks/README.md, issue
+# 54's third slice). The flag is the frontend's; a compiler without it fails the build here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for argument in "$@"; do
@@ -17,4 +24,10 @@ for argument in "$@"; do
     exit 2
   fi
 done
-exec swift build -c release --product apphostd --static-swift-stdlib --disable-local-rpath "$@"
+swift_flags=(-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors)
+if [ "${1:-}" = --floor ]; then
+  shift
+  exec swift build -c release --package-path Benchmarks/process/ServiceGroupFloor --static-swift-stdlib \
+    --disable-local-rpath "${swift_flags[@]}" "$@"
+fi
+exec swift build -c release --product apphostd --static-swift-stdlib --disable-local-rpath "${swift_flags[@]}" "$@"

@@ -9,9 +9,9 @@ cd "$(dirname "$0")/../.."
 bash scripts/deps.sh test
 bash scripts/build-release.sh --scratch-path .build-release
 # The design's floor: a ServiceGroup of five no-op services notifying through libsystemd,
-# linked dynamically (its Package.swift says why).
-swift build -c release --static-swift-stdlib --package-path Benchmarks/process/ServiceGroupFloor --scratch-path .build-floor
+# linked dynamically (its Package.swift says why), built as the release apphostd is.
+bash scripts/build-release.sh --floor --scratch-path .build-floor
 exec python3 Benchmarks/fleet/fleet_bench.py \
   --binary "$(bash scripts/build-release.sh --scratch-path .build-release --show-bin-path)/apphostd" \
-  --servicegroup-floor "$(swift build -c release --static-swift-stdlib --package-path Benchmarks/process/ServiceGroupFloor --scratch-path .build-floor --show-bin-path)/ServiceGroupFloor" \
+  --servicegroup-floor "$(bash scripts/build-release.sh --floor --scratch-path .build-floor --show-bin-path)/ServiceGroupFloor" \
   "$@"

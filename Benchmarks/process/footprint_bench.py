@@ -2,13 +2,15 @@
 """The footprint against the floor (issue 54): exec -> READY=1 and private memory, interleaved.
 
 Usage: python3 Benchmarks/process/footprint_bench.py --binary APPHOSTD --servicegroup-floor FLOOR
-           [--config config/apphostd.yaml] [--runs 20] [--settle 3] [--json FILE]
+           [--config config/apphostd.yaml] [--runs 20] [--settle 3] [--breakdown] [--json FILE]
 
 Runs, interleaved, `--runs` times each:
   apphostd          the shipped config, every default source on (logind, time changes, the
                     network path, the power state, the bus name);
   apphostd, off     the same with host.logind, host.time-changes, host.network and host.power
                     false (the bus name stays): what the sources cost;
+  apphostd, another the shipped config again, started while the first still runs and owns the
+                    bus name: an instance whose D-Bus server found the name taken and ended;
   floor             ServiceGroupFloor, five no-op services that send READY=1 through libsystemd.
 Each start is timed from exec to READY=1 on a NOTIFY_SOCKET of the script's; then, `--settle`
 seconds later (the sources attach after the launch), /proc/PID/smaps_rollup is read: Rss, Pss,
@@ -21,15 +23,17 @@ writable data, its .bss (with the Swift runtime's first metadata pool), the heap
 arenas: Swift objects, tasks' frames, runtime metadata), the threads' stacks, and the shared
 libraries.
 Run it where the libraries are the ones to measure: inside a booted Debian 12 or 13 root
-(FootprintBenchmarkTests does), as root with the installed unit stopped, so the measured
-instance owns the bus name.
+(FootprintBenchmarkTests does), as the user apphostd (`runuser -u apphostd --`) with the
+installed unit stopped, so the measured instance owns the bus name: the shipped D-Bus policy lets
+only that user own it. The script says in how many runs it did.
 """
-import argparse, json, os, statistics, sys, tempfile, time
+import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from process_bench import Notify, start, stop  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUS_NAME = "org.apphost.apphostd"
 SOURCES_OFF = {"  logind: true": "  logind: false", "  time-changes: true": "  time-changes: false",
                "  network: auto": "  network: false", "  power: true": "  power: false"}
 
@@ -79,6 +83,17 @@ def breakdown(pid):
     return kib
 
 
+def bus_name_owner(name):
+    """The PID owning `name` on the system bus, or busctl's answer when it says none."""
+    if shutil.which("busctl") is None:
+        return "busctl is missing"
+    answer = subprocess.run(["busctl", "--system", "--no-pager", "status", name], capture_output=True, text=True)
+    for line in answer.stdout.splitlines():
+        if line.startswith("PID="):
+            return int(line[4:])
+    return (answer.stderr or answer.stdout).strip()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", required=True)
@@ -105,17 +120,27 @@ def main():
     with open(os.path.join(credentials, "session-secret"), "w") as f:
         f.write("bench-secret\n")
     os.chmod(os.path.join(credentials, "session-secret"), 0o600)
+
+    def state():
+        return {"STATE_DIRECTORY": tempfile.mkdtemp(dir=directory), "CREDENTIALS_DIRECTORY": credentials}
+
     programs = [
-        ("apphostd", [args.binary, "run", "--config", args.config], {"STATE_DIRECTORY": tempfile.mkdtemp(dir=directory), "CREDENTIALS_DIRECTORY": credentials}),
-        ("apphostd, sources off", [args.binary, "run", "--config", off_path], {"STATE_DIRECTORY": tempfile.mkdtemp(dir=directory), "CREDENTIALS_DIRECTORY": credentials}),
-        ("floor", [args.servicegroup_floor], None),
+        ("apphostd", [args.binary, "run", "--config", args.config], state),
+        ("apphostd, another instance", [args.binary, "run", "--config", args.config], state),
+        ("apphostd, sources off", [args.binary, "run", "--config", off_path], state),
+        ("floor", [args.servicegroup_floor], dict),
     ]
     samples = {label: {"ready_ms": [], "rss": [], "pss": [], "private": [], "dirty": []} for label, _, _ in programs}
     places = {label: {kind: [] for kind in BREAKDOWN} for label, _, _ in programs}
-    for _ in range(args.runs):
+    owners = []
+    first_log = os.path.join(directory, "first-apphostd.log")
+    for run in range(args.runs):
+        running = []
         for label, argv, env in programs:
             notify.drain()
-            started, process = start(argv, notify, env)
+            # The first instance's log says why, should it not own the bus name.
+            with open(first_log if run == 0 and label == "apphostd" else os.devnull, "w") as log:
+                started, process = start(argv, notify, env(), stderr=log)
             ready, _ = notify.wait_for(lambda fields: fields.get("READY") == "1", timeout=60)
             samples[label]["ready_ms"].append((ready - started) * 1000)
             time.sleep(args.settle)
@@ -124,12 +149,26 @@ def main():
             if args.breakdown:
                 for kind, value in breakdown(process.pid).items():
                     places[label][kind].append(value)
-            stop(process)
+            running.append(process)
+            if label == "apphostd":
+                # Kept running through the next one's measurement, which finds the name taken.
+                owner = bus_name_owner(BUS_NAME)
+                owners.append(True if owner == process.pid else owner)
+                continue
+            for process in running:
+                stop(process)
+            running = []
     with open("/proc/1/comm") as f:
         init = f.read().strip()
     results = {label: {key: statistics.median(values) for key, values in figures.items()} for label, figures in samples.items()}
     floor = results["floor"]
     print(f"{args.runs} interleaved runs, settle {args.settle} s, PID 1 {init}, load {os.getloadavg()[0]:.2f}")
+    owned = sum(1 for owner in owners if owner is True)
+    print(f"{BUS_NAME} on the system bus: owned by the first apphostd in {owned} of {len(owners)} runs")
+    if owned < len(owners):
+        print(f"  busctl: {next(owner for owner in owners if owner is not True)}")
+        with open(first_log) as log:
+            print("".join(f"  its log: {line}" for line in log if "bus" in line))
     print("| program | READY=1 p50 | ÷ floor | Private_Dirty | ÷ floor | private (clean + dirty) | ÷ floor | Pss | Rss |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for label, figures in results.items():
