@@ -20,7 +20,10 @@ PLACES = [
     ("the dynamic loader (relocations, symbol lookups)", r"\./elf/\./elf/rtld\.c:_dl_start "),
     ("Swift runtime: generic metadata by mangled name", r"\?\?\?:swift_getTypeByMangledName "),
     ("  of it, protocol conformance lookups", r"swift_conformsToProtocolMaybeInstantiateSuperclasses\(swift::TargetMetadata<swift::InProcess> const\*, swift::TargetProtocolDescriptor<swift::InProcess> const\*, bool\) "),
+    ("Swift runtime: generic metadata through accessors", r"\?\?\?:swift_getGenericMetadata "),
+    ("Swift runtime: prespecialized generic metadata, registered on first use", r"\?\?\?:swift_getCanonicalPrespecializedGenericMetadata "),
     ("the config file (read, parse, check)", r"ConfigurationLoaderV4load4path"),
+    ("the log lines", r"JournalLogHandlerV3log5event"),
 ]
 
 
