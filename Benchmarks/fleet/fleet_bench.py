@@ -417,6 +417,7 @@ def main():
     parser.add_argument("--json", help="also write the raw figures to this file")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (printed on stderr)")
     args = parser.parse_args()
+    pb.write_back_binaries()
     n = args.instances or (50 if args.quick else 200)
     m = min(n, 50) if args.without_metrics is None else args.without_metrics
     settle = 6.0 if args.quick else 8.0

@@ -75,6 +75,7 @@ def main():
     parser.add_argument("--idle-seconds", type=float, default=30.0)
     parser.add_argument("--json")
     args = parser.parse_args()
+    bench.write_back_binaries()
     builds = dict(entry.split("=", 1) for entry in args.build)
     shipped = os.path.join(bench.ROOT, "config", "apphostd.yaml")
     directory = tempfile.mkdtemp(prefix="apphostd-compare-")

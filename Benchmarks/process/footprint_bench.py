@@ -30,7 +30,7 @@ only that user own it. The script says in how many runs it did.
 import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from process_bench import Notify, start, stop  # noqa: E402
+from process_bench import Notify, start, stop, write_back_binaries  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUS_NAME = "org.apphost.apphostd"
@@ -104,6 +104,7 @@ def main():
     parser.add_argument("--breakdown", action="store_true", help="also say where Private_Dirty is")
     parser.add_argument("--json")
     args = parser.parse_args()
+    write_back_binaries()
     directory = tempfile.mkdtemp(prefix="apphostd-footprint-")
     notify = Notify(directory)
     with open(args.config) as f:
