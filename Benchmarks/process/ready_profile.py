@@ -11,8 +11,11 @@ not a time: the same on every run, and the part of a start that a faster machine
 The table gives each program's total and the inclusive counts of the places a start spends them
 that callgrind can attribute: synchronous code. An async function's count is split among its
 partial functions, so the launch's hooks have no row of their own.
+With perf (apt-get install linux-perf), a second table counts each program's page faults from exec
+to READY=1 by the mapping they fall in: anonymous memory, the binary's text, read-only data and
+writable data, and the rest.
 """
-import argparse, os, re, shutil, socket, subprocess, sys, tempfile, time
+import argparse, os, re, shutil, signal, socket, subprocess, sys, tempfile, time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # (row, a pattern of callgrind_annotate's inclusive lines); a row counts its first match.
@@ -61,6 +64,54 @@ def profile(argv, directory, label):
     return total, counts
 
 
+FAULT_PLACES = ["anonymous memory (.bss, malloc's arenas, tasks' slabs, threads' stacks)", "the binary's text",
+                "the binary's read-only data and RELRO", "the binary's writable data", "the shared libraries, the heap, the main stack, the loader"]
+
+
+def faults(argv, directory, label):
+    """The page faults from exec to READY=1, by mapping (perf's exceptions:page_fault_user)."""
+    notify = os.path.join(directory, f"notify-faults-{label}")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(notify)
+    credentials = tempfile.mkdtemp(dir=directory)
+    with open(os.path.join(credentials, "session-secret"), "w") as f:
+        f.write("bench-secret\n")
+    os.chmod(os.path.join(credentials, "session-secret"), 0o600)
+    out = os.path.join(directory, f"faults-{label}.data")
+    env = dict(os.environ, NOTIFY_SOCKET=notify, STATE_DIRECTORY=tempfile.mkdtemp(dir=directory), CREDENTIALS_DIRECTORY=credentials)
+    for name in ("WATCHDOG_USEC", "WATCHDOG_PID", "MEMORY_PRESSURE_WATCH", "MEMORY_PRESSURE_WRITE", "JOURNAL_STREAM"):
+        env.pop(name, None)
+    process = subprocess.Popen(["perf", "record", "-q", "-e", "exceptions:page_fault_user", "-o", out, "--"] + argv, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sock.settimeout(60)
+    while b"READY=1" not in sock.recv(4096):
+        pass
+    child = int(subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()[0])
+    exe = os.path.realpath(f"/proc/{child}/exe")
+    with open(f"/proc/{child}/maps") as f:
+        regions = []
+        for line in f:
+            parts = line.split()
+            low, high = (int(x, 16) for x in parts[0].split("-"))
+            regions.append((low, high, parts[1], parts[5] if len(parts) > 5 else ""))
+    os.kill(child, signal.SIGKILL)
+    process.wait()
+    trace = subprocess.run(["perf", "script", "-i", out, "-F", "trace"], capture_output=True, text=True, check=True).stdout
+    counts = dict.fromkeys(FAULT_PLACES, 0)
+    for address in re.findall(r"address=0x([0-9a-f]+)", trace):
+        address = int(address, 16)
+        place = FAULT_PLACES[4]
+        for low, high, perms, path in regions:
+            if low <= address < high:
+                if path == exe:
+                    place = FAULT_PLACES[1] if "x" in perms else FAULT_PLACES[3] if "w" in perms else FAULT_PLACES[2]
+                elif path == "":
+                    place = FAULT_PLACES[0]
+                break
+        counts[place] += 1
+    return counts
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", required=True)
@@ -72,8 +123,8 @@ def main():
             sys.exit(f"ready_profile.py: {tool} is missing (apt-get install valgrind binutils)")
     directory = tempfile.mkdtemp(prefix="apphostd-ready-profile-")
     results = {}
-    for label, binary, arguments in [("apphostd", args.binary, ["run", "--config", os.path.abspath(args.config)]),
-                                     ("floor", args.servicegroup_floor, [])]:
+    programs = [("apphostd", args.binary, ["run", "--config", os.path.abspath(args.config)]), ("floor", args.servicegroup_floor, [])]
+    for label, binary, arguments in programs:
         copy = os.path.join(directory, label)
         subprocess.run(["strip", "--strip-debug", "-o", copy, binary], check=True)
         results[label] = profile([copy] + arguments, directory, label)
@@ -84,6 +135,16 @@ def main():
     print(f"| the whole start | {total / 1e6:.2f} M | {floor_total / 1e6:.2f} M | {(total - floor_total) / 1e6:+.2f} M |")
     for row, _ in PLACES:
         print(f"| {row} | {counts[row] / 1e6:.2f} M | {floor_counts[row] / 1e6:.2f} M | {(counts[row] - floor_counts[row]) / 1e6:+.2f} M |")
+    if shutil.which("perf") is None:
+        print("\nNo page faults by mapping: perf is missing (apt-get install linux-perf).")
+    else:
+        counted = {label: faults([binary] + arguments, directory, label) for label, binary, arguments in programs}
+        print("\nPage faults from exec to READY=1, by mapping (perf, exceptions:page_fault_user):")
+        print("| | apphostd | floor | apphostd − floor |")
+        print("| --- | ---: | ---: | ---: |")
+        for place in FAULT_PLACES + ["all of them"]:
+            a, f = (sum(counted[label].values()) if place == "all of them" else counted[label][place] for label in ("apphostd", "floor"))
+            print(f"| {place} | {a} | {f} | {a - f:+d} |")
     shutil.rmtree(directory, ignore_errors=True)
 
 
