@@ -30,7 +30,9 @@ PLACES = [
 ]
 
 
-def profile(argv, directory, label):
+def start_until_ready(wrapper, argv, directory, label, timeout):
+    """Starts `wrapper + argv` with a notify socket, a state directory and a session secret of its
+    own, and returns the wrapper's process once READY=1 arrived."""
     notify = os.path.join(directory, f"notify-{label}")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(notify)
@@ -38,15 +40,19 @@ def profile(argv, directory, label):
     with open(os.path.join(credentials, "session-secret"), "w") as f:
         f.write("bench-secret\n")
     os.chmod(os.path.join(credentials, "session-secret"), 0o600)
-    out = os.path.join(directory, f"callgrind-{label}")
     env = dict(os.environ, NOTIFY_SOCKET=notify, STATE_DIRECTORY=tempfile.mkdtemp(dir=directory), CREDENTIALS_DIRECTORY=credentials)
     for name in ("WATCHDOG_USEC", "WATCHDOG_PID", "MEMORY_PRESSURE_WATCH", "MEMORY_PRESSURE_WRITE", "JOURNAL_STREAM"):
         env.pop(name, None)
-    process = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + argv, env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    sock.settimeout(300)
+    process = subprocess.Popen(wrapper + argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sock.settimeout(timeout)
     while b"READY=1" not in sock.recv(4096):
         pass
+    return process
+
+
+def profile(argv, directory, label):
+    out = os.path.join(directory, f"callgrind-{label}")
+    process = start_until_ready(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"], argv, directory, label, 300)
     subprocess.run(["callgrind_control", "--dump=ready", str(process.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
     dump = out + ".1"
     deadline = time.monotonic() + 60
@@ -70,22 +76,8 @@ FAULT_PLACES = ["anonymous memory (.bss, malloc's arenas, tasks' slabs, threads'
 
 def faults(argv, directory, label):
     """The page faults from exec to READY=1, by mapping (perf's exceptions:page_fault_user)."""
-    notify = os.path.join(directory, f"notify-faults-{label}")
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    sock.bind(notify)
-    credentials = tempfile.mkdtemp(dir=directory)
-    with open(os.path.join(credentials, "session-secret"), "w") as f:
-        f.write("bench-secret\n")
-    os.chmod(os.path.join(credentials, "session-secret"), 0o600)
     out = os.path.join(directory, f"faults-{label}.data")
-    env = dict(os.environ, NOTIFY_SOCKET=notify, STATE_DIRECTORY=tempfile.mkdtemp(dir=directory), CREDENTIALS_DIRECTORY=credentials)
-    for name in ("WATCHDOG_USEC", "WATCHDOG_PID", "MEMORY_PRESSURE_WATCH", "MEMORY_PRESSURE_WRITE", "JOURNAL_STREAM"):
-        env.pop(name, None)
-    process = subprocess.Popen(["perf", "record", "-q", "-e", "exceptions:page_fault_user", "-o", out, "--"] + argv, env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    sock.settimeout(60)
-    while b"READY=1" not in sock.recv(4096):
-        pass
+    process = start_until_ready(["perf", "record", "-q", "-e", "exceptions:page_fault_user", "-o", out, "--"], argv, directory, f"faults-{label}", 60)
     child = int(subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()[0])
     exe = os.path.realpath(f"/proc/{child}/exe")
     with open(f"/proc/{child}/maps") as f:
