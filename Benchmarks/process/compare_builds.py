@@ -82,10 +82,7 @@ def main():
     notify = bench.Notify(directory)
     results = {"machine": bench.machine(), "load_average_at_start": os.getloadavg()[0], "builds": builds}
     try:
-        credentials = tempfile.mkdtemp(dir=directory)
-        with open(os.path.join(credentials, "session-secret"), "w") as f:
-            f.write("bench-secret\n")
-        os.chmod(os.path.join(credentials, "session-secret"), 0o600)
+        credentials = bench.bench_credentials(directory)
 
         def argv_for(label):
             return [args.servicegroup_floor] if label == "floor" else [builds[label], "run", "--config", shipped]

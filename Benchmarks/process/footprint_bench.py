@@ -30,7 +30,7 @@ only that user own it. The script says in how many runs it did.
 import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from process_bench import Notify, start, stop, write_back_binaries  # noqa: E402
+from process_bench import Notify, bench_credentials, start, stop, write_back_binaries  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUS_NAME = "org.apphost.apphostd"
@@ -117,10 +117,7 @@ def main():
     off_path = os.path.join(directory, "sources-off.yaml")
     with open(off_path, "w") as f:
         f.write(off)
-    credentials = tempfile.mkdtemp(dir=directory)
-    with open(os.path.join(credentials, "session-secret"), "w") as f:
-        f.write("bench-secret\n")
-    os.chmod(os.path.join(credentials, "session-secret"), 0o600)
+    credentials = bench_credentials(directory)
 
     def state():
         return {"STATE_DIRECTORY": tempfile.mkdtemp(dir=directory), "CREDENTIALS_DIRECTORY": credentials}

@@ -145,10 +145,23 @@ def write_back_binaries():
     os.sync()
 
 
+# What systemd would set for a unit: a benchmark's program starts without the caller's.
+SYSTEMD_VARIABLES = ("WATCHDOG_USEC", "WATCHDOG_PID", "MEMORY_PRESSURE_WATCH", "MEMORY_PRESSURE_WRITE", "JOURNAL_STREAM")
+
+
+def bench_credentials(directory):
+    """A new $CREDENTIALS_DIRECTORY under `directory` holding the session lock's secret."""
+    credentials = tempfile.mkdtemp(dir=directory)
+    with open(os.path.join(credentials, "session-secret"), "w") as f:
+        f.write("bench-secret\n")
+    os.chmod(os.path.join(credentials, "session-secret"), 0o600)
+    return credentials
+
+
 def start(argv, notify, env_extra=None, stderr=subprocess.DEVNULL):
     env = dict(os.environ)
     env["NOTIFY_SOCKET"] = notify.path
-    for name in ("WATCHDOG_USEC", "WATCHDOG_PID", "MEMORY_PRESSURE_WATCH", "MEMORY_PRESSURE_WRITE", "JOURNAL_STREAM"):
+    for name in SYSTEMD_VARIABLES:
         env.pop(name, None)
     if env_extra:
         env.update(env_extra)
@@ -347,10 +360,7 @@ def run_supervision(args, directory, notify):
     rounds of `args.idle_seconds` each."""
     with open(os.path.join(ROOT, "config", "apphostd.yaml")) as f:
         shipped = f.read()
-    credentials = tempfile.mkdtemp(dir=directory)
-    with open(os.path.join(credentials, "session-secret"), "w") as f:
-        f.write("bench-secret\n")
-    os.chmod(os.path.join(credentials, "session-secret"), 0o600)
+    credentials = bench_credentials(directory)
     cases = {"plain": shipped, "transient": supervised_config(shipped, every=True),
              "flaky": supervised_config(shipped, every=True, flaky=True)}
     results = {"machine": machine(), "load_average_at_start": os.getloadavg()[0],
@@ -571,10 +581,7 @@ def soak_table(kind, result):
 
 
 def run_soak(args, directory, notify):
-    credentials = tempfile.mkdtemp(dir=directory)
-    with open(os.path.join(credentials, "session-secret"), "w") as f:
-        f.write("bench-secret\n")
-    os.chmod(os.path.join(credentials, "session-secret"), 0o600)
+    credentials = bench_credentials(directory)
     env = {"CREDENTIALS_DIRECTORY": credentials, "MEMORY_PRESSURE_WATCH": "/dev/null"}
     results = {"machine": machine(), "load_average_at_start": os.getloadavg()[0], "steps": args.soak_steps}
     for kind in ("reloads", "transitions"):
@@ -714,10 +721,7 @@ def main():
         results["image"] = image(args.binary, floors["ready.swift static"], args.dynamic_binary)
         shipped = os.path.join(ROOT, "config", "apphostd.yaml")
         state = tempfile.mkdtemp(dir=directory)
-        credentials = tempfile.mkdtemp(dir=directory)
-        with open(os.path.join(credentials, "session-secret"), "w") as f:
-            f.write("bench-secret\n")
-        os.chmod(os.path.join(credentials, "session-secret"), 0o600)
+        credentials = bench_credentials(directory)
         shipped_env = {"STATE_DIRECTORY": state, "CREDENTIALS_DIRECTORY": credentials}
         programs = [("c", [floors["ready.c"]], None), ("swift", [floors["ready.swift"]], None),
                     ("swift_static", [floors["ready.swift static"]], None), ("apphostd", [args.binary, "run", "--config", shipped], shipped_env)]

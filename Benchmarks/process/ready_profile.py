@@ -17,6 +17,9 @@ writable data, and the rest.
 """
 import argparse, os, re, shutil, signal, socket, subprocess, sys, tempfile, time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import process_bench as bench  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # (row, a pattern of callgrind_annotate's inclusive lines); a row counts its first match.
 PLACES = [
@@ -36,12 +39,9 @@ def start_until_ready(wrapper, argv, directory, label, timeout):
     notify = os.path.join(directory, f"notify-{label}")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(notify)
-    credentials = tempfile.mkdtemp(dir=directory)
-    with open(os.path.join(credentials, "session-secret"), "w") as f:
-        f.write("bench-secret\n")
-    os.chmod(os.path.join(credentials, "session-secret"), 0o600)
+    credentials = bench.bench_credentials(directory)
     env = dict(os.environ, NOTIFY_SOCKET=notify, STATE_DIRECTORY=tempfile.mkdtemp(dir=directory), CREDENTIALS_DIRECTORY=credentials)
-    for name in ("WATCHDOG_USEC", "WATCHDOG_PID", "MEMORY_PRESSURE_WATCH", "MEMORY_PRESSURE_WRITE", "JOURNAL_STREAM"):
+    for name in bench.SYSTEMD_VARIABLES:
         env.pop(name, None)
     process = subprocess.Popen(wrapper + argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     sock.settimeout(timeout)
