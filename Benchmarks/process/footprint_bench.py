@@ -9,6 +9,10 @@ Runs, interleaved, `--runs` times each:
                     network path, the power state, the bus name);
   apphostd, off     the same with host.logind, host.time-changes, host.network and host.power
                     false (the bus name stays): what the sources cost;
+  apphostd, least   the daemon's least: one service (logger), every source and memory pressure
+                    off (the bus name, the signals and the watchdog stay). What the binary, the
+                    host and its edge cost before any service or source adds to them: the part
+                    of the ratio no service or source can take back;
   apphostd, another the shipped config again, started while the first still runs and owns the
                     bus name: an instance whose D-Bus server found the name taken and ended;
   floor             ServiceGroupFloor, five no-op services that send READY=1 through libsystemd.
@@ -34,6 +38,18 @@ from process_bench import Notify, bench_credentials, start, stop, write_back_bin
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUS_NAME = "org.apphost.apphostd"
+# The daemon's least (no source, one service), as a check of the file would accept it.
+LEAST = """host:
+  memory-pressure:
+    enabled: false
+  logind: false
+  time-changes: false
+  network: false
+  power: false
+services:
+  - name: logger
+    type: logger
+"""
 SOURCES_OFF = {"  logind: true": "  logind: false", "  time-changes: true": "  time-changes: false",
                "  network: auto": "  network: false", "  power: true": "  power: false"}
 
@@ -117,6 +133,9 @@ def main():
     off_path = os.path.join(directory, "sources-off.yaml")
     with open(off_path, "w") as f:
         f.write(off)
+    least_path = os.path.join(directory, "least.yaml")
+    with open(least_path, "w") as f:
+        f.write(LEAST)
     credentials = bench_credentials(directory)
 
     def state():
@@ -126,6 +145,7 @@ def main():
         ("apphostd", [args.binary, "run", "--config", args.config], state),
         ("apphostd, another instance", [args.binary, "run", "--config", args.config], state),
         ("apphostd, sources off", [args.binary, "run", "--config", off_path], state),
+        ("apphostd, least: one service, no source", [args.binary, "run", "--config", least_path], state),
         ("floor", [args.servicegroup_floor], dict),
     ]
     samples = {label: {"ready_ms": [], "rss": [], "pss": [], "private": [], "dirty": []} for label, _, _ in programs}
@@ -173,6 +193,7 @@ def main():
         print(f"| {label} | {figures['ready_ms']:.2f} ms | {figures['ready_ms'] / floor['ready_ms']:.2f}× | "
               f"{figures['dirty']:.0f} KiB | {figures['dirty'] / floor['dirty']:.2f}× | "
               f"{figures['private']:.0f} KiB | {figures['private'] / floor['private']:.2f}× | {figures['pss']:.0f} KiB | {figures['rss']:.0f} KiB |")
+    print(f"The goal, 1.5× the floor: READY=1 {1.5 * floor['ready_ms']:.2f} ms, Private_Dirty {1.5 * floor['dirty']:.0f} KiB")
     if args.breakdown:
         medians = {label: {kind: statistics.median(values) for kind, values in kinds.items()} for label, kinds in places.items()}
         print()

@@ -20,41 +20,27 @@ extension HostLoop {
     /// The `launchServices` step, then the machine's launch completion on success.
     mutating func launchServices(group: inout DiscardingTaskGroup) async -> Result<LaunchOptions, LaunchFailure> {
         let start = ContinuousClock.now
-        let options: LaunchOptions
-        do {
-            options = try configuration.launchState?.beginLaunch()
-                ?? LaunchOptions(kind: .firstLaunch, launchCount: 1, installationID: .init(), previousExit: .none)
-        } catch {
+        let begun: (options: LaunchOptions, lockReason: String?)
+        switch beginLaunch() {
+        case .success(let launch): begun = launch
+        case .failure(let failure):
             await carryOut(.abortLaunch, group: &group)
-            let failure = LaunchFailure(service: "", hook: "", reason: .stateDirectory("\(error)"))
             outlet.report(.launchFailed(failure, status))
             return .failure(failure)
         }
-        options.logPreviousExit(to: logger)
-        var restoredOptions = options
-        if let lockReason = restorable.restore(into: &restoredOptions) {
+        if let lockReason = begun.lockReason {
             await carryOut(.restoreSessionLock(reason: lockReason), group: &group)
         }
-        launchOptions = restoredOptions
-        setServices(descriptors.flatMap { $0.leaves() }.map { makeService($0) })
-        restorable.forgetRemovedServices(keeping: services)
-        outlet.report(.status(status))
+        let restoredOptions = begun.options
+        makeServices(launching: restoredOptions)
 
         var progress = LaunchFlow(services: services)
-        func launchRecord() -> LifecycleEventRecord {
-            progress.tally.record(of: .didFinishLaunching, from: .notRunning, to: .launching, since: start, serviceCount: services.count - progress.dropped.count)
-        }
         if let failure = await progress.launch(descriptors, path: nil, options: restoredOptions, loop: &self, group: &group) {
             let isTerminated = failure.reason == .terminated
-            if isTerminated {
-                logger.notice("terminate requested during launch: rolling back", metadata: ["service": "\(failure.service)"])
-            } else {
-                logger.error("launch failed: \(failure)", metadata: ["service": "\(failure.service)"])
-                note = "launch failed: \(failure)"
-            }
+            noteFailedLaunch(failure)
             // The launch record comes first even for a failed launch: services that finished
             // launching expect it (the logger's audit trail waits for it).
-            bus.publish(launchRecord())
+            publishLaunchRecord(of: &progress, since: start)
             // A service whose launch the terminate cut short may already hold what its launch
             // hooks set up: it gets willTerminate too, first, as the last to launch (queued
             // behind its launch hook, if the terminate stopped waiting for one, within the
@@ -63,13 +49,66 @@ extension HostLoop {
             if !isTerminated { outlet.report(.launchFailed(failure, status)) }
             return .failure(failure)
         }
-        bus.publish(launchRecord())
-        if descriptors.contains(where: \.isComposite) {
-            services = services.indices.filter { !progress.dropped.contains($0) }.map { services[$0] }
-            choices = descriptors.flatMap { services.compositeChoices(of: $0) }
-            outlet.publish(status: status)
-        }
+        publishLaunchRecord(of: &progress, since: start)
+        keepChosen(by: progress)
         await carryOut(.finishLaunch(intoBackground: restoredOptions.launchesIntoBackground), group: &group)
         return .success(restoredOptions)
+    }
+
+    // The synchronous steps of `launchServices` are functions of their own, never inlined into
+    // it, so their locals stay on the thread's stack: inlined, they made its async frame 7.6 KiB,
+    // which the host's task keeps for the daemon's whole life (Benchmarks/README.md, issue 54's
+    // fourth slice).
+
+    /// The launch options from the launch state (or a first launch's), logged, with the
+    /// restorable state's part; the lock reason when the session was locked when it ended.
+    @inline(never)
+    private mutating func beginLaunch() -> Result<(options: LaunchOptions, lockReason: String?), LaunchFailure> {
+        let options: LaunchOptions
+        do {
+            options = try configuration.launchState?.beginLaunch()
+                ?? LaunchOptions(kind: .firstLaunch, launchCount: 1, installationID: .init(), previousExit: .none)
+        } catch {
+            return .failure(LaunchFailure(service: "", hook: "", reason: .stateDirectory("\(error)")))
+        }
+        options.logPreviousExit(to: logger)
+        var restoredOptions = options
+        let lockReason = restorable.restore(into: &restoredOptions)
+        return .success((restoredOptions, lockReason))
+    }
+
+    /// The services of the launch, each made from its descriptor.
+    @inline(never)
+    private mutating func makeServices(launching options: LaunchOptions) {
+        launchOptions = options
+        setServices(descriptors.flatMap { $0.leaves() }.map { makeService($0) })
+        restorable.forgetRemovedServices(keeping: services)
+        outlet.report(.status(status))
+    }
+
+    /// The launch's record on the bus, for a launch that succeeded or failed alike.
+    @inline(never)
+    private func publishLaunchRecord(of progress: inout LaunchFlow, since start: ContinuousClock.Instant) {
+        bus.publish(progress.tally.record(of: .didFinishLaunching, from: .notRunning, to: .launching, since: start, serviceCount: services.count - progress.dropped.count))
+    }
+
+    /// The services without the composites' children that were not chosen.
+    @inline(never)
+    private mutating func keepChosen(by progress: LaunchFlow) {
+        guard descriptors.contains(where: \.isComposite) else { return }
+        services = services.indices.filter { !progress.dropped.contains($0) }.map { services[$0] }
+        choices = descriptors.flatMap { services.compositeChoices(of: $0) }
+        outlet.publish(status: status)
+    }
+
+    /// The log line and the note of a launch that failed or that a terminate cut short.
+    @inline(never)
+    private mutating func noteFailedLaunch(_ failure: LaunchFailure) {
+        if failure.reason == .terminated {
+            logger.notice("terminate requested during launch: rolling back", metadata: ["service": "\(failure.service)"])
+        } else {
+            logger.error("launch failed: \(failure)", metadata: ["service": "\(failure.service)"])
+            note = "launch failed: \(failure)"
+        }
     }
 }

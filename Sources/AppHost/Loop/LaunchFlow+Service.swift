@@ -11,23 +11,47 @@ extension LaunchFlow {
 
     /// Both launch steps of one service, then the start of its run loop; nil when it launched.
     static func launchOne(_ index: Int, options: LaunchOptions, tally: inout HookTally, loop: inout HostLoop, group: inout DiscardingTaskGroup) async -> LaunchFailure? {
+        let calls: [HookCall]
+        switch launchCalls(index, options: options, loop: &loop) {
+        case .success(let both): calls = both
+        case .failure(let failure): return failure
+        }
+        let results = await loop.execute(calls, services: [index, index], abandonOnTerminate: true, stopsAtFailure: true, group: &group)
+        if let failure = record(results, at: index, tally: &tally, loop: &loop) { return failure }
+        // The run loop starts before the service's first `didBecomeActive`, so a subscription it
+        // makes before it first suspends sees everything published from then on.
+        loop.startRunLoop(index, group: &group)
+        return nil
+    }
+
+    // `launchOne`'s synchronous steps are functions of their own, never inlined into the
+    // launch's async functions, so their locals stay on the thread's stack: the host's task
+    // keeps the slabs of its deepest chain of async frames for the daemon's whole life
+    // (Benchmarks/README.md, issue 54's fourth slice).
+
+    /// Both launch hooks of `services[index]` as one run, or why it does not launch.
+    @inline(never)
+    private static func launchCalls(_ index: Int, options: LaunchOptions, loop: inout HostLoop) -> Result<[HookCall], LaunchFailure> {
         let name = loop.services[index].name
         if case .disabled(let reason) = loop.services[index].health.condition {
-            return LaunchFailure(service: name, hook: "init", reason: .invalidConfiguration(reason))
+            return .failure(LaunchFailure(service: name, hook: "init", reason: .invalidConfiguration(reason)))
         }
         // A terminate that arrived stops the launch before the next service.
         guard case .perform = loop.machine.decide(.continueLaunch), !loop.isCancelled else {
-            return LaunchFailure(service: name, hook: LifecycleEvent.willFinishLaunching.hookName, reason: .terminated)
+            return .failure(LaunchFailure(service: name, hook: LifecycleEvent.willFinishLaunching.hookName, reason: .terminated))
         }
         // Both hooks in one run: `didFinishLaunching` follows at once when
         // `willFinishLaunching` let the launch go on. A terminate stops waiting for either, as
         // for any launch hook; one that comes as the first answers finds the second begun, and
         // the service gets `willTerminate` once it returns.
         let deadline = loop.services[index].launchDeadline
-        let results = await loop.execute(
-            [loop.makeCall(index, .willFinishLaunching(options), deadline: deadline), loop.makeCall(index, .didFinishLaunching(options), deadline: deadline)],
-            services: [index, index], abandonOnTerminate: true, stopsAtFailure: true, group: &group
-        )
+        return .success([loop.makeCall(index, .willFinishLaunching(options), deadline: deadline), loop.makeCall(index, .didFinishLaunching(options), deadline: deadline)])
+    }
+
+    /// The launch hooks' results in the tally; the failure they make, if any.
+    @inline(never)
+    private static func record(_ results: [HookResult], at index: Int, tally: inout HookTally, loop: inout HostLoop) -> LaunchFailure? {
+        let name = loop.services[index].name
         for (event, result) in zip([LifecycleEvent.willFinishLaunching, .didFinishLaunching], results) {
             loop.record(result, of: event, at: index, in: &tally)
             switch result {
@@ -39,9 +63,6 @@ extension LaunchFlow {
             case .deferred, .skipped: return LaunchFailure(service: name, hook: event.hookName, reason: .threw("not callable"))
             }
         }
-        // The run loop starts before the service's first `didBecomeActive`, so a subscription it
-        // makes before it first suspends sees everything published from then on.
-        loop.startRunLoop(index, group: &group)
         return nil
     }
 

@@ -55,21 +55,7 @@ struct LaunchFlow {
         guard let composite = node.composite else {
             let index = indexByName[name]!
             let failure = await Self.launchOne(index, options: loop.services[index].context.launchOptions ?? options, tally: &tally, loop: &loop, group: &group)
-            if let failure {
-                if failure.reason == .terminated {
-                    if Self.isStarted(index, failure, in: loop.services) { cutShort = index }
-                    return failure
-                }
-                // A refusal or an overrun is a failure of the launch too, for its record.
-                if tally.failures[name] == nil { tally.failures[name] = failure.description }
-                loop.services[index].disable(reason: failure.description)
-            } else {
-                launched.append(index)
-            }
-            let next = index + 1 < loop.services.count
-                ? loop.services[index + 1].launchDeadline * 2
-                : loop.configuration.hookDeadline * max(1, loop.services.count)
-            loop.outlet.report(.progress(next: next))
+            note(failure, of: index, name: name, loop: &loop)
             return failure
         }
         switch composite.kind {
@@ -88,20 +74,50 @@ struct LaunchFlow {
                     lastFailure = failure
                     continue
                 }
-                // The chosen one is the composite; the children before it failed and those
-                // after it are not launched: neither is one of the host's services from now on.
-                // Passing over a child is what a first-of is for: not a failure of the launch.
-                for other in composite.children.indices where other != position {
-                    for leaf in composite.children[other].leaves(path: name) {
-                        if let index = indexByName[leaf.name] { dropped.insert(index) }
-                        tally.failures[leaf.name] = nil
-                    }
-                }
+                drop(composite.children.indices.filter { $0 != position }.map { composite.children[$0] }, of: name)
                 Self.logFirstOf(name, chose: child.name, after: passedOver, logger: loop.logger)
                 return nil
             }
             Self.logFirstOf(name, chose: nil, after: passedOver, logger: loop.logger)
             return lastFailure
+        }
+    }
+
+    // The synchronous steps of `launchNode` are functions of their own, never inlined into it:
+    // see `launchOne`'s.
+
+    /// A service's launch in the flow's record, and the next step's time limit for systemd
+    /// (`EXTEND_TIMEOUT_USEC=`). A terminate that cut its hook short marks it cut short; any
+    /// other failure disables it.
+    @inline(never)
+    private mutating func note(_ failure: LaunchFailure?, of index: Int, name: String, loop: inout HostLoop) {
+        if let failure {
+            if failure.reason == .terminated {
+                if Self.isStarted(index, failure, in: loop.services) { cutShort = index }
+                return
+            }
+            // A refusal or an overrun is a failure of the launch too, for its record.
+            if tally.failures[name] == nil { tally.failures[name] = failure.description }
+            loop.services[index].disable(reason: failure.description)
+        } else {
+            launched.append(index)
+        }
+        let next = index + 1 < loop.services.count
+            ? loop.services[index + 1].launchDeadline * 2
+            : loop.configuration.hookDeadline * max(1, loop.services.count)
+        loop.outlet.report(.progress(next: next))
+    }
+
+    /// The children of first-of `name` that it did not choose: the children before the chosen
+    /// one failed and those after it are not launched, so neither is one of the host's services
+    /// from now on. Passing over a child is what a first-of is for: not a failure of the launch.
+    @inline(never)
+    private mutating func drop(_ others: [ServiceDescriptor], of name: String) {
+        for other in others {
+            for leaf in other.leaves(path: name) {
+                if let index = indexByName[leaf.name] { dropped.insert(index) }
+                tally.failures[leaf.name] = nil
+            }
         }
     }
 

@@ -110,87 +110,15 @@ public struct LogindEdge: Service {
     }
 
     private func follow(_ events: AsyncStream<LogindClient.Event>, client: LogindClient, loop: EdgeEventLoop, metrics: LogindMetrics) async {
-        var saidMissing = false
-        var saidFollowing = false
-        var saidNoSession = false
-        var wasLost = false
-        /// The followed screen's lock as last published; nil before the first answer.
-        var screenLocked: Bool?
-        var refused: Set<LogindClient.Inhibition> = []
-        var saidAccessDenied = false
-        /// When logind said the machine was about to sleep: the time asleep is counted from there.
-        var sleptAt: ContinuousClock.Instant?
+        var state = FollowState()
         for await event in events {
-            switch event {
-            case .logindFound(let delayMax):
-                if saidMissing || wasLost {
-                    logger.notice("logind is on the bus \(wasLost ? "again" : "now"): following sleep and shutdown")
-                } else if !saidFollowing {
-                    logger.info("following logind: sleep, shutdown\(session.map { " and the screen lock of \($0)" } ?? "")")
-                }
-                saidFollowing = true
-                saidMissing = false
-                wasLost = false
-                logger.debug("logind waits up to \(delayMax.configText) for delay inhibitors")
-            case .logindMissing(let reason):
-                if !saidMissing {
-                    logger.notice("logind is not on the system bus (\(reason)): sleep and shutdown reach the services only by signal until it comes")
-                }
-                saidMissing = true
-            case .inhibitorTaken(let what):
-                refused.remove(what)
-                logger.debug("holding a delay inhibitor for \(what.rawValue)")
-            case .inhibitorRefused(let what, let reason, let accessDenied):
-                // Said once: a refusal that comes back after every resume, or for the other
-                // kind for the same reason (polkit), says nothing new.
-                guard refused.insert(what).inserted, !(accessDenied && saidAccessDenied) else { continue }
-                if accessDenied {
-                    saidAccessDenied = true
-                    logger.warning("logind refused the delay inhibitors (\(reason)): the machine may sleep or shut down before the services saved their state; polkit decides: install polkitd (apt-get install polkitd), whose default rules let any user take a delay inhibitor. The signals work as ever.")
-                } else {
-                    logger.warning("logind refused a delay inhibitor for \(what.rawValue) (\(reason)): the machine may \(what == .sleep ? "sleep" : "shut down") before the services saved their state")
-                }
-            case .prepare(let what, starting: true, let number, let at):
-                if what == .sleep { sleptAt = at }
-                metrics.countPrepare(what)
+            switch take(event, &state, metrics: metrics) {
+            case .prepare(let what, let number):
                 await prepare(what, number: number, client: client, loop: loop, metrics: metrics)
-            case .prepare(let what, starting: false, _, let at):
-                // As the loop received logind's signals: a slow saving request is not sleep.
-                if what == .sleep, let sleptAt {
-                    host.bus.publish(MachineDidResume(asleep: at - sleptAt))
-                }
-                if what == .sleep { sleptAt = nil }
-                await resume(after: what)
-            case .unavailable(let reason):
-                logger.notice("logind not followed: the system bus went away (\(reason)); sleep and shutdown reach the services only by signal")
-                // Its PrepareForSleep(false) will not come: a sleep the host waits on is over.
-                // A shutdown is not undone by a bus that went away (dbus stops during one).
-                await resume(after: .sleep, saying: false)
-            case .lost(let reason):
-                wasLost = true
-                logger.notice("logind: lost the system bus (\(reason)); connecting again")
-                await resume(after: .sleep, saying: false)
-            case .watching(let id):
-                saidNoSession = false
-                logger.notice("following the screen lock of logind session \(id) (host.logind-session: \(session.map { "\($0)" } ?? "none"))")
-            case .noSession(let reason):
-                if !saidNoSession {
-                    // Usual on a server (auto, no one logged in); worth a notice when the config named one.
-                    logger.log(level: session == .auto ? .info : .notice, "no logind session's screen lock to follow (\(reason)); followed once there is one")
-                }
-                // The screen rule keeps its last word: only a session's own Unlock (or
-                // LockedHint) unlocks, so an error or a session that went away fails closed.
-                saidNoSession = true
-            case .sessionsNotFollowed(let reason):
-                logger.notice("logind sessions are not followed as they come and go (\(reason)): the session found at start stays the one whose screen lock is followed")
-            case .screen(let locked, let id):
-                guard screenLocked != locked else { continue }
-                // Not locked at the start: nothing to say.
-                if screenLocked != nil || locked {
-                    logger.info("the screen of logind session \(id) is \(locked ? "locked" : "unlocked")", metadata: ["cause": "screen-lock"])
-                    host.bus.publish(ScreenLockDidChange(isLocked: locked, session: id))
-                }
-                screenLocked = locked
+            case .resume(let what, let saying):
+                await resume(after: what, saying: saying)
+            case nil:
+                continue
             }
         }
     }

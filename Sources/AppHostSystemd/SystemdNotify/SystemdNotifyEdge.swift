@@ -66,65 +66,76 @@ public struct SystemdNotifyEdge: Service {
     }
 
     private func forward<Inputs: AsyncSequence<Input, Never>>(_ inputs: Inputs) async {
-        // `EXTEND_TIMEOUT_USEC=` for each of a thousand services would be a thousand datagrams:
-        // one is sent when the last one is a second old, or when the next step may take longer
-        // than the last one allowed for.
+        var state = ForwardingState()
+        for await input in inputs { forward(input, &state) }
+    }
+
+    /// What the reports so far left to remember.
+    private struct ForwardingState {
+        /// `EXTEND_TIMEOUT_USEC=` for each of a thousand services would be a thousand datagrams:
+        /// one is sent when the last one is a second old, or when the next step may take longer
+        /// than the last one allowed for.
         var lastExtension: (at: ContinuousClock.Instant, next: Duration)?
         /// The launch's ready status, held while a condition is not ready.
         var heldReady: HostStatus?
         var isLaunchReady = false
         /// The health problem a `WATCHDOG=trigger` went out for.
         var triggered: String?
-        for await input in inputs {
-            let report: HostReport
-            switch input {
-            case .report(let next): report = next
-            case .conditionReady:
-                guard let held = heldReady else { continue }
-                let waiting = conditions.filter { !$0.isReady }
-                if waiting.isEmpty {
-                    heldReady = nil
-                    isLaunchReady = true
-                    notifier.ready(status: held.description)
-                } else {
-                    notifier.status(Self.waiting(held, for: waiting))
-                }
-                continue
+    }
+
+    /// One input's datagrams. Synchronous and never inlined into the loop above, so its locals
+    /// stay on the thread's stack: inlined, they made the loop's async frame 7.5 KiB, kept for
+    /// the daemon's whole life (Benchmarks/README.md, issue 54's fourth slice).
+    @inline(never)
+    private func forward(_ input: Input, _ state: inout ForwardingState) {
+        let report: HostReport
+        switch input {
+        case .report(let next): report = next
+        case .conditionReady:
+            guard let held = state.heldReady else { return }
+            let waiting = conditions.filter { !$0.isReady }
+            if waiting.isEmpty {
+                state.heldReady = nil
+                state.isLaunchReady = true
+                notifier.ready(status: held.description)
+            } else {
+                notifier.status(Self.waiting(held, for: waiting))
             }
-            switch report {
-            case .status(let status) where heldReady != nil:
-                heldReady = status
-                notifier.status(Self.waiting(status, for: conditions.filter { !$0.isReady }))
-            case .status(let status) where triggersWatchdog && status.healthProblem != nil && status.healthProblem != triggered:
-                triggered = status.healthProblem
-                notifier.watchdogTrigger(status: status.description)
-            case .status(let status), .stopped(let status): notifier.status(status.description)
-            case .progress(let next):
-                let now = ContinuousClock.now
-                if let last = lastExtension, now - last.at < .seconds(1), next <= last.next { continue }
-                lastExtension = (now, next)
-                notifier.extendTimeout(by: next + .seconds(1))
-            case .ready(let status):
-                let waiting = isLaunchReady ? [] : conditions.filter { !$0.isReady }
-                if waiting.isEmpty {
-                    isLaunchReady = true
-                    if triggersWatchdog, let problem = status.healthProblem, problem != triggered {
-                        // Unhealthy as a reload ends: the same datagram asks for the restart.
-                        triggered = problem
-                        notifier.send([("READY", "1"), ("STATUS", status.description), ("WATCHDOG", "trigger")])
-                    } else {
-                        notifier.ready(status: status.description)
-                    }
+            return
+        }
+        switch report {
+        case .status(let status) where state.heldReady != nil:
+            state.heldReady = status
+            notifier.status(Self.waiting(status, for: conditions.filter { !$0.isReady }))
+        case .status(let status) where triggersWatchdog && status.healthProblem != nil && status.healthProblem != state.triggered:
+            state.triggered = status.healthProblem
+            notifier.watchdogTrigger(status: status.description)
+        case .status(let status), .stopped(let status): notifier.status(status.description)
+        case .progress(let next):
+            let now = ContinuousClock.now
+            if let last = state.lastExtension, now - last.at < .seconds(1), next <= last.next { return }
+            state.lastExtension = (now, next)
+            notifier.extendTimeout(by: next + .seconds(1))
+        case .ready(let status):
+            let waiting = state.isLaunchReady ? [] : conditions.filter { !$0.isReady }
+            if waiting.isEmpty {
+                state.isLaunchReady = true
+                if triggersWatchdog, let problem = status.healthProblem, problem != state.triggered {
+                    // Unhealthy as a reload ends: the same datagram asks for the restart.
+                    state.triggered = problem
+                    notifier.send([("READY", "1"), ("STATUS", status.description), ("WATCHDOG", "trigger")])
                 } else {
-                    heldReady = status
-                    notifier.status(Self.waiting(status, for: waiting))
+                    notifier.ready(status: status.description)
                 }
-            case .reloading: notifier.reloading(status: reloadStatus)
-            case .stopping(let reason):
-                heldReady = nil
-                notifier.stopping(status: "stopping (\(reason))")
-            case .launchFailed(let failure, _): notifier.launchFailed(status: "launch failed: \(failure)", errno: failure.errnoValue)
+            } else {
+                state.heldReady = status
+                notifier.status(Self.waiting(status, for: waiting))
             }
+        case .reloading: notifier.reloading(status: reloadStatus)
+        case .stopping(let reason):
+            state.heldReady = nil
+            notifier.stopping(status: "stopping (\(reason))")
+        case .launchFailed(let failure, _): notifier.launchFailed(status: "launch failed: \(failure)", errno: failure.errnoValue)
         }
     }
 
