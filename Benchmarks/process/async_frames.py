@@ -14,7 +14,7 @@ synchronous function that is not inlined keeps its locals on the thread's stack.
 
 Needs binutils (`nm`, `readelf`) and the Swift toolchain's `swift demangle`.
 """
-import argparse, struct, subprocess
+import argparse, struct, subprocess, sys
 
 
 def sections(binary):
@@ -38,7 +38,8 @@ def frames(binary):
     found = []
     for line in subprocess.run(["nm", binary], capture_output=True, text=True, check=True).stdout.splitlines():
         parts = line.split()
-        if len(parts) != 3 or not parts[2].endswith("Tu"):
+        # Swift's mangled names only: another language's symbol may end in `Tu` too.
+        if len(parts) != 3 or not parts[2].startswith(("$s", "_$s")) or not parts[2].endswith("Tu"):
             continue
         address = int(parts[0], 16)
         for start, offset, size, has_bytes in mapped:
@@ -55,6 +56,9 @@ def main():
     parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args()
     largest = frames(args.binary)[:args.top]
+    if not largest:
+        sys.exit(f"{args.binary}: no async function pointers among its symbols; give the unstripped binary "
+                 "(.build/release/apphostd, not the installed /usr/sbin/apphostd)")
     names = subprocess.run(["swift", "demangle", "--simplified"], input="\n".join(name for _, name in largest),
                            capture_output=True, text=True, check=True).stdout.splitlines()
     print("| async context | function |")

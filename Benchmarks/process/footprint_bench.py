@@ -7,14 +7,14 @@ Usage: python3 Benchmarks/process/footprint_bench.py --binary APPHOSTD --service
 Runs, interleaved, `--runs` times each:
   apphostd          the shipped config, every default source on (logind, time changes, the
                     network path, the power state, the bus name);
+  apphostd, another the shipped config again, started while the first still runs and owns the
+                    bus name: an instance whose D-Bus server found the name taken and ended;
   apphostd, off     the same with host.logind, host.time-changes, host.network and host.power
                     false (the bus name stays): what the sources cost;
   apphostd, least   the daemon's least: one service (logger), every source and memory pressure
                     off (the bus name, the signals and the watchdog stay). What the binary, the
                     host and its edge cost before any service or source adds to them: the part
                     of the ratio no service or source can take back;
-  apphostd, another the shipped config again, started while the first still runs and owns the
-                    bus name: an instance whose D-Bus server found the name taken and ended;
   floor             ServiceGroupFloor, five no-op services that send READY=1 through libsystemd.
 Each start is timed from exec to READY=1 on a NOTIFY_SOCKET of the script's; then, `--settle`
 seconds later (the sources attach after the launch), /proc/PID/smaps_rollup is read: Rss, Pss,
@@ -38,7 +38,7 @@ from process_bench import Notify, bench_credentials, start, stop, write_back_bin
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUS_NAME = "org.apphost.apphostd"
-# The daemon's least (no source, one service), as a check of the file would accept it.
+# The daemon's least: one service, no source; a config `apphostd check` accepts.
 LEAST = """host:
   memory-pressure:
     enabled: false
@@ -193,6 +193,7 @@ def main():
         print(f"| {label} | {figures['ready_ms']:.2f} ms | {figures['ready_ms'] / floor['ready_ms']:.2f}× | "
               f"{figures['dirty']:.0f} KiB | {figures['dirty'] / floor['dirty']:.2f}× | "
               f"{figures['private']:.0f} KiB | {figures['private'] / floor['private']:.2f}× | {figures['pss']:.0f} KiB | {figures['rss']:.0f} KiB |")
+    print()
     print(f"The goal, 1.5× the floor: READY=1 {1.5 * floor['ready_ms']:.2f} ms, Private_Dirty {1.5 * floor['dirty']:.0f} KiB")
     if args.breakdown:
         medians = {label: {kind: statistics.median(values) for kind, values in kinds.items()} for label, kinds in places.items()}

@@ -40,7 +40,7 @@ extension HostLoop {
             noteFailedLaunch(failure)
             // The launch record comes first even for a failed launch: services that finished
             // launching expect it (the logger's audit trail waits for it).
-            publishLaunchRecord(of: &progress, since: start)
+            publishLaunchRecord(of: progress, since: start)
             // A service whose launch the terminate cut short may already hold what its launch
             // hooks set up: it gets willTerminate too, first, as the last to launch (queued
             // behind its launch hook, if the terminate stopped waiting for one, within the
@@ -49,7 +49,7 @@ extension HostLoop {
             if !isTerminated { outlet.report(.launchFailed(failure, status)) }
             return .failure(failure)
         }
-        publishLaunchRecord(of: &progress, since: start)
+        publishLaunchRecord(of: progress, since: start)
         keepChosen(by: progress)
         await carryOut(.finishLaunch(intoBackground: restoredOptions.launchesIntoBackground), group: &group)
         return .success(restoredOptions)
@@ -77,7 +77,8 @@ extension HostLoop {
         return .success((restoredOptions, lockReason))
     }
 
-    /// The services of the launch, each made from its descriptor.
+    /// The launch's options kept, the services made from their descriptors (the restorable
+    /// state forgets the ones gone), and the status that names them.
     @inline(never)
     private mutating func makeServices(launching options: LaunchOptions) {
         launchOptions = options
@@ -88,7 +89,7 @@ extension HostLoop {
 
     /// The launch's record on the bus, for a launch that succeeded or failed alike.
     @inline(never)
-    private func publishLaunchRecord(of progress: inout LaunchFlow, since start: ContinuousClock.Instant) {
+    private func publishLaunchRecord(of progress: LaunchFlow, since start: ContinuousClock.Instant) {
         bus.publish(progress.tally.record(of: .didFinishLaunching, from: .notRunning, to: .launching, since: start, serviceCount: services.count - progress.dropped.count))
     }
 

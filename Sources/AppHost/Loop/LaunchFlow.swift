@@ -74,7 +74,7 @@ struct LaunchFlow {
                     lastFailure = failure
                     continue
                 }
-                drop(composite.children.indices.filter { $0 != position }.map { composite.children[$0] }, of: name)
+                drop(composite.children, except: position, of: name)
                 Self.logFirstOf(name, chose: child.name, after: passedOver, logger: loop.logger)
                 return nil
             }
@@ -108,12 +108,12 @@ struct LaunchFlow {
         loop.outlet.report(.progress(next: next))
     }
 
-    /// The children of first-of `name` that it did not choose: the children before the chosen
+    /// The children of first-of `name` but the `chosen` one: the children before the chosen
     /// one failed and those after it are not launched, so neither is one of the host's services
     /// from now on. Passing over a child is what a first-of is for: not a failure of the launch.
     @inline(never)
-    private mutating func drop(_ others: [ServiceDescriptor], of name: String) {
-        for other in others {
+    private mutating func drop(_ children: [ServiceDescriptor], except chosen: Int, of name: String) {
+        for (position, other) in children.enumerated() where position != chosen {
             for leaf in other.leaves(path: name) {
                 if let index = indexByName[leaf.name] { dropped.insert(index) }
                 tally.failures[leaf.name] = nil

@@ -117,8 +117,9 @@ extension Daemon {
                 logger: logger
             )
         } catch {
+            let status = refuse(error)
             systemd.close()
-            return .exited(refuse(error))
+            return .exited(status)
         }
 
         let watchdog: WatchdogSettings?

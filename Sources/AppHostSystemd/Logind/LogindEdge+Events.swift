@@ -18,7 +18,8 @@ extension LogindEdge {
 
     /// What an event asks of the host, which `follow` awaits.
     enum FollowStep {
-        /// The saving request, then the inhibitor's release.
+        /// The machine is about to sleep or shut down: the host saves, then the inhibitor taken
+        /// for preparation `number` is released.
         case prepare(LogindClient.Inhibition, number: Int)
         /// The machine is back (`saying` false: the bus went away, and logind's word will not come).
         case resume(after: LogindClient.Inhibition, saying: Bool)

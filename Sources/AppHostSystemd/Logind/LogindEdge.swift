@@ -152,7 +152,7 @@ public struct LogindEdge: Service {
     /// After the sleep (or a shutdown that did not happen; `saying` false: the bus went away, and
     /// logind's word will not come): the machine returns the host where it belongs, as the
     /// requests since the preparation left it. Nothing happens without a preparation.
-    private func resume(after what: LogindClient.Inhibition, saying: Bool = true) async {
+    private func resume(after what: LogindClient.Inhibition, saying: Bool) async {
         if saying {
             logger.notice(what == .sleep ? "the machine is awake again" : "the shutdown did not happen", metadata: ["cause": "resume"])
         }

@@ -67,7 +67,7 @@ public struct SystemdNotifyEdge: Service {
 
     private func forward<Inputs: AsyncSequence<Input, Never>>(_ inputs: Inputs) async {
         var state = ForwardingState()
-        for await input in inputs { forward(input, &state) }
+        for await input in inputs { send(input, &state) }
     }
 
     /// What the reports so far left to remember.
@@ -87,7 +87,7 @@ public struct SystemdNotifyEdge: Service {
     /// stay on the thread's stack: inlined, they made the loop's async frame 7.5 KiB, kept for
     /// the daemon's whole life (Benchmarks/README.md, issue 54's fourth slice).
     @inline(never)
-    private func forward(_ input: Input, _ state: inout ForwardingState) {
+    private func send(_ input: Input, _ state: inout ForwardingState) {
         let report: HostReport
         switch input {
         case .report(let next): report = next
