@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The release binary as deploy/INSTALL.md installs it: .build/release/apphostd (or under the
 # --scratch-path given). Arguments go to `swift build` (--scratch-path DIR, --show-bin-path).
-# `--floor` first builds the benchmarks' ServiceGroupFloor (Benchmarks/process) the same way.
+# `--floor` builds the benchmarks' ServiceGroupFloor (Benchmarks/process) instead, the same way.
 #
 # A PIE with the Swift runtime linked in (--static-swift-stdlib) and the distribution's shared
 # libraries for the rest: glibc, libstdc++, libsystemd.so.0 and libyaml, so a security update of

@@ -15,7 +15,7 @@ With perf (apt-get install linux-perf), a second table counts each program's pag
 to READY=1 by the mapping they fall in: anonymous memory, the binary's text, read-only data and
 writable data, and the rest.
 """
-import argparse, os, re, shutil, signal, socket, subprocess, sys, tempfile, time
+import argparse, os, re, shutil, signal, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import process_bench as bench  # noqa: E402
@@ -34,19 +34,13 @@ PLACES = [
 
 
 def start_until_ready(wrapper, argv, directory, label, timeout):
-    """Starts `wrapper + argv` with a notify socket, a state directory and a session secret of its
-    own, and returns the wrapper's process once READY=1 arrived."""
-    notify = os.path.join(directory, f"notify-{label}")
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    sock.bind(notify)
-    credentials = bench.bench_credentials(directory)
-    env = dict(os.environ, NOTIFY_SOCKET=notify, STATE_DIRECTORY=tempfile.mkdtemp(dir=directory), CREDENTIALS_DIRECTORY=credentials)
-    for name in bench.SYSTEMD_VARIABLES:
-        env.pop(name, None)
-    process = subprocess.Popen(wrapper + argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    sock.settimeout(timeout)
-    while b"READY=1" not in sock.recv(4096):
-        pass
+    """Starts `wrapper + argv` as process_bench starts a program (a notify socket, a state
+    directory and a session secret of its own, without what a unit's start drops), and returns
+    the wrapper's process once READY=1 arrived."""
+    own = tempfile.mkdtemp(dir=directory, prefix=f"{label}-")
+    notify = bench.Notify(own)
+    _, process = bench.start(wrapper + argv, notify, {"STATE_DIRECTORY": tempfile.mkdtemp(dir=own), "CREDENTIALS_DIRECTORY": bench.bench_credentials(own)})
+    notify.wait_for(lambda fields: fields.get("READY") == "1", timeout=timeout)
     return process
 
 

@@ -21,7 +21,7 @@ extension HostLoop {
     mutating func launchServices(group: inout DiscardingTaskGroup) async -> Result<LaunchOptions, LaunchFailure> {
         let start = ContinuousClock.now
         let begun: (options: LaunchOptions, lockReason: String?)
-        switch beginLaunch() {
+        switch readLaunchOptions() {
         case .success(let launch): begun = launch
         case .failure(let failure):
             await carryOut(.abortLaunch, group: &group)
@@ -63,7 +63,7 @@ extension HostLoop {
     /// The launch options from the launch state (or a first launch's), logged, with the
     /// restorable state's part; the lock reason when the session was locked when it ended.
     @inline(never)
-    private mutating func beginLaunch() -> Result<(options: LaunchOptions, lockReason: String?), LaunchFailure> {
+    private mutating func readLaunchOptions() -> Result<(options: LaunchOptions, lockReason: String?), LaunchFailure> {
         let options: LaunchOptions
         do {
             options = try configuration.launchState?.beginLaunch()
